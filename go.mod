@@ -1,0 +1,3 @@
+module github.com/tmcp/tmcp
+
+go 1.26.8

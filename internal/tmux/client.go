@@ -1,0 +1,261 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	// DefaultCommandTimeout bounds a tmux command whose caller set no
+	// deadline of its own.
+	DefaultCommandTimeout = 5 * time.Second
+	// attachRetryDelay is how long after a failed attach (no session yet)
+	// commands go straight to separate processes before attaching is tried
+	// again. Short, so a session made by anyone soon brings control mode.
+	attachRetryDelay = 250 * time.Millisecond
+	// commandClientFlags keep the command client from resizing windows and
+	// from receiving pane output it has no use for.
+	commandClientFlags = "ignore-size,no-output"
+)
+
+// Options say which tmux server a Client addresses and how.
+type Options struct {
+	Binary     string   // tmux executable name or path; "tmux" if empty
+	SocketName string   // -L
+	SocketPath string   // -S
+	Prefix     []string // argv before the binary (a remote transport later)
+}
+
+// Client is the connection to one tmux server. Commands go through a
+// control-mode client when a session exists to attach to, and otherwise
+// run as bounded separate tmux processes. The control client is opened
+// lazily, and opened again after the session it was attached to is gone or
+// the server restarted. A Client is safe for concurrent use.
+type Client struct {
+	launcher *Launcher
+	version  string
+	binary   string
+
+	mu         sync.Mutex
+	ctl        *controlClient
+	connecting chan struct{} // non-nil while an attach is in progress
+	retryAfter time.Time     // no attach attempt before this time
+	streams    *streamSet
+	closed     bool
+}
+
+// New resolves and checks the tmux binary and returns a Client. It fails
+// at once if the binary cannot be found or does not run as tmux.
+func New(ctx context.Context, opts Options) (*Client, error) {
+	bin := opts.Binary
+	if bin == "" {
+		bin = "tmux"
+	}
+	if len(opts.Prefix) == 0 {
+		path, err := exec.LookPath(bin)
+		if err != nil {
+			return nil, fmt.Errorf("finding tmux binary %q: %w", bin, err)
+		}
+		bin = path
+	}
+	l := &Launcher{Prefix: opts.Prefix, Binary: bin, SocketName: opts.SocketName, SocketPath: opts.SocketPath}
+	ctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
+	defer cancel()
+	out, err := l.run(ctx, "-V")
+	if err != nil {
+		return nil, fmt.Errorf("checking tmux binary %q: %w", bin, err)
+	}
+	if len(out) == 0 || !strings.HasPrefix(out[0], "tmux ") {
+		return nil, fmt.Errorf("checking tmux binary %q: %q does not look like tmux -V output", bin, strings.Join(out, " "))
+	}
+	c := &Client{launcher: l, version: strings.TrimPrefix(out[0], "tmux "), binary: bin}
+	c.streams = newStreamSet(c)
+	return c, nil
+}
+
+// Version returns the tmux version, such as "3.3a".
+func (c *Client) Version() string { return c.version }
+
+// Binary returns the resolved path of the tmux executable.
+func (c *Client) Binary() string { return c.binary }
+
+// Launcher returns the launcher every tmux process of this client uses.
+func (c *Client) Launcher() *Launcher { return c.launcher }
+
+// ProcessesStarted reports how many tmux processes the client has started:
+// in steady state with a session, a command starts none.
+func (c *Client) ProcessesStarted() int64 { return c.launcher.Started() }
+
+// withDeadline gives ctx the default deadline when it has none.
+func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, DefaultCommandTimeout)
+}
+
+// Run runs one tmux command and returns its output lines. The command is
+// bounded by ctx's deadline, or DefaultCommandTimeout when it has none.
+func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	if len(args) > 0 && args[0] == "kill-server" {
+		// The reply may never come back over a connection the command ends.
+		return c.launcher.run(ctx, args...)
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		ctl, err := c.control(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ctl == nil {
+			out, err := c.launcher.run(ctx, args...)
+			if err == nil && args[0] == "new-session" {
+				c.mu.Lock()
+				c.retryAfter = time.Time{}
+				c.mu.Unlock()
+			}
+			return out, err
+		}
+		out, err := ctl.run(ctx, args)
+		switch {
+		case errors.Is(err, errClosed):
+			c.drop(ctl)
+			continue
+		case errors.Is(err, errTainted):
+			// Pane text forged the framing; a process gets an unforgeable reply.
+			return c.launcher.run(ctx, args...)
+		}
+		return out, err
+	}
+	return c.launcher.run(ctx, args...)
+}
+
+// RunProcess runs one tmux command as a separate process, whatever the
+// state of the control connection.
+func (c *Client) RunProcess(ctx context.Context, args ...string) ([]string, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	return c.launcher.run(ctx, args...)
+}
+
+// control returns a live command client, attaching one if none is open
+// and a session may exist, or nil when commands must run as processes.
+func (c *Client) control(ctx context.Context) (*controlClient, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, errors.New("tmux client closed")
+		}
+		if c.ctl != nil && c.ctl.alive() {
+			ctl := c.ctl
+			c.mu.Unlock()
+			return ctl, nil
+		}
+		if wait := c.connecting; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, &CommandError{Args: []string{"attach-session"}, Message: "no answer from tmux in time", Err: ctx.Err()}
+			}
+		}
+		if time.Now().Before(c.retryAfter) {
+			c.mu.Unlock()
+			return nil, nil
+		}
+		done := make(chan struct{})
+		c.connecting = done
+		c.mu.Unlock()
+
+		ctl, err := startControl(ctx, c.launcher, "", commandClientFlags, nil)
+
+		c.mu.Lock()
+		c.connecting = nil
+		close(done)
+		if err != nil {
+			c.retryAfter = time.Now().Add(attachRetryDelay)
+			c.mu.Unlock()
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			// No session or no server: tmux will say which on a process.
+			return nil, nil
+		}
+		c.ctl = ctl
+		c.mu.Unlock()
+		return ctl, nil
+	}
+}
+
+// drop forgets a command client that has gone away.
+func (c *Client) drop(ctl *controlClient) {
+	c.mu.Lock()
+	if c.ctl == ctl {
+		c.ctl = nil
+		c.retryAfter = time.Time{}
+	}
+	c.mu.Unlock()
+	ctl.close()
+}
+
+// ControlConnected reports whether a command client is attached now.
+func (c *Client) ControlConnected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ctl != nil && c.ctl.alive()
+}
+
+// ControlSessions returns the ids of the sessions tmcp's own control
+// clients are attached to, one entry per client.
+func (c *Client) ControlSessions() []string {
+	c.mu.Lock()
+	ctl := c.ctl
+	c.mu.Unlock()
+	var ids []string
+	if ctl != nil && ctl.alive() {
+		ids = append(ids, ctl.sessionID())
+	}
+	return append(ids, c.streams.sessions()...)
+}
+
+// Close ends every control client and waits briefly for them to exit.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	ctl := c.ctl
+	c.ctl = nil
+	c.mu.Unlock()
+	clients := c.streams.closeAll()
+	if ctl != nil {
+		clients = append(clients, ctl)
+	}
+	for _, cc := range clients {
+		cc.close()
+	}
+	for _, cc := range clients {
+		cc.wait(closeGrace + processWaitDelay)
+	}
+	return nil
+}
+
+// lastGuardNumber returns the command number of the last reply the command
+// client read, for tests that predict the numbers tmux will use.
+func (c *Client) lastGuardNumber() int {
+	c.mu.Lock()
+	ctl := c.ctl
+	c.mu.Unlock()
+	if ctl == nil {
+		return 0
+	}
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	return ctl.lastNumber
+}

@@ -1,0 +1,248 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+func newClient(t *testing.T, srv *tmuxtest.Server) *Client {
+	t.Helper()
+	c, err := New(context.Background(), Options{SocketPath: srv.Socket})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func run(t *testing.T, c *Client, args ...string) []string {
+	t.Helper()
+	out, err := c.Run(context.Background(), args...)
+	if err != nil {
+		t.Fatalf("Run %v: %v", args, err)
+	}
+	return out
+}
+
+func TestNewRejectsABinaryThatIsNotTmux(t *testing.T) {
+	for _, bin := range []string{"/nonexistent/tmux", "true", "sh"} {
+		if _, err := New(context.Background(), Options{Binary: bin}); err == nil {
+			t.Errorf("New with binary %q: no error", bin)
+		}
+	}
+}
+
+func TestQuoteDeliversHostileStringsAsOneArgument(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	cases := map[string]string{
+		"newline":      "a\nb",
+		"semicolon":    "a ; kill-server ; b",
+		"quotes":       `"'\"\'`,
+		"dollar":       "$HOME ${HOME} $(id)",
+		"tilde":        "~ ~root",
+		"hash":         "# #",
+		"format":       "#{pane_id} #{session_name",
+		"shell format": "#(touch /tmp/tmcp-should-not-exist)",
+		"control":      "\x01\x07\x1b[31m\x7f\t\r",
+		"invalid utf8": "\xff\xfe\xc3 é 日本",
+		"braces":       "{ } %if %endif",
+		"backslash":    `\ \\ \n \044`,
+		"trailing nl":  "x\n",
+		"one megabyte": strings.Repeat("0123456789abcdef", 1<<16),
+	}
+	for name, value := range cases {
+		t.Run(name, func(t *testing.T) {
+			run(t, c, "set-option", "-g", "@probe", value)
+			got := strings.Join(run(t, c, "show-option", "-gv", "@probe"), "\n")
+			if got != value {
+				t.Errorf("round trip of %q: got %q", short(value), short(got))
+			}
+		})
+	}
+}
+
+func short(s string) string {
+	if len(s) > 60 {
+		return s[:60] + fmt.Sprintf("…(%d bytes)", len(s))
+	}
+	return s
+}
+
+func FuzzQuoteRoundTrip(f *testing.F) {
+	for _, s := range []string{"", "a\nb", "#(id)", "$x ~ ;", "\xff\x01", `\"`} {
+		f.Add(s)
+	}
+	srv := tmuxtest.New(f)
+	c, err := New(context.Background(), Options{SocketPath: srv.Socket})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer c.Close()
+	f.Fuzz(func(t *testing.T, value string) {
+		if strings.IndexByte(value, 0) >= 0 {
+			if _, err := Quote(value); !errors.Is(err, ErrNUL) {
+				t.Fatalf("Quote of a NUL byte: err %v, want ErrNUL", err)
+			}
+			return
+		}
+		if _, err := c.Run(context.Background(), "set-option", "-g", "@fuzz", value); err != nil {
+			t.Fatalf("set-option %q: %v", value, err)
+		}
+		out, err := c.Run(context.Background(), "show-option", "-gv", "@fuzz")
+		if err != nil {
+			t.Fatalf("show-option: %v", err)
+		}
+		if got := strings.Join(out, "\n"); got != value {
+			t.Fatalf("round trip of %q: got %q", value, got)
+		}
+	})
+}
+
+func TestCommandsGoOverControlModeInSteadyState(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	run(t, c, "list-sessions")
+	before := c.ProcessesStarted()
+	for i := 0; i < 20; i++ {
+		run(t, c, "list-sessions")
+	}
+	if n := c.ProcessesStarted() - before; n != 0 {
+		t.Errorf("20 commands started %d tmux processes, want 0", n)
+	}
+}
+
+func TestNoSessionFallsBackToProcessesThenAttaches(t *testing.T) {
+	srv := tmuxtest.Empty(t)
+	c := newClient(t, srv)
+	if _, err := c.Run(context.Background(), "list-sessions"); err == nil || !strings.Contains(err.Error(), "list-sessions") {
+		t.Fatalf("list-sessions with no server: err %v, want tmux's error naming the command", err)
+	}
+	srv.Start()
+	if !tmuxtest.WaitFor(2*time.Second, func() bool {
+		_, err := c.Run(context.Background(), "list-sessions")
+		return err == nil && c.ControlConnected()
+	}) {
+		t.Fatal("control mode never attached after a session appeared")
+	}
+	before := c.ProcessesStarted()
+	run(t, c, "list-sessions")
+	if n := c.ProcessesStarted() - before; n != 0 {
+		t.Errorf("after attaching, a command started %d processes, want 0", n)
+	}
+}
+
+func TestReconnectsAfterTheServerRestarts(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	run(t, c, "list-sessions")
+	srv.Kill()
+	srv.Start()
+	out := run(t, c, "list-sessions", "-F", "#{session_name}")
+	if len(out) != 1 || out[0] != "main" {
+		t.Fatalf("after restart: list-sessions = %q", out)
+	}
+	run(t, c, "list-sessions")
+	before := c.ProcessesStarted()
+	for i := 0; i < 5; i++ {
+		run(t, c, "list-sessions")
+	}
+	if n := c.ProcessesStarted() - before; n != 0 {
+		t.Errorf("after restart, 5 commands started %d processes, want 0", n)
+	}
+}
+
+func TestKillingTheAttachedSessionReconnects(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("new-session", "-d", "-s", "other", "sh")
+	c := newClient(t, srv)
+	run(t, c, "list-sessions")
+	attached := c.ControlSessions()[0]
+	run(t, c, "kill-session", "-t", attached)
+	out := run(t, c, "list-sessions", "-F", "#{session_id}")
+	if len(out) != 1 || out[0] == attached {
+		t.Fatalf("after killing %s: sessions %q", attached, out)
+	}
+	if !c.ControlConnected() {
+		t.Error("not attached again after the attached session was killed")
+	}
+}
+
+func TestStoppedServerGivesAPromptNamedError(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	run(t, c, "list-sessions")
+	srv.Stop()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	took := make([]time.Duration, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, errs[i] = c.Run(ctx, "list-sessions")
+			took[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "list-sessions") {
+			t.Errorf("call %d on a stopped server: err %v, want an error naming list-sessions", i, err)
+		}
+		if took[i] > 2*time.Second {
+			t.Errorf("call %d took %v with a 500ms deadline", i, took[i])
+		}
+	}
+	srv.Continue()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := c.Run(ctx, "list-sessions"); err != nil {
+		t.Fatalf("after SIGCONT: %v", err)
+	}
+}
+
+// TestForgedGuardLinesInAPaneDoNotCorruptAReply prints, in a pane, guard
+// lines with the time and the command numbers the next capture will carry,
+// then captures the pane: the reply must be exactly the screen.
+func TestForgedGuardLinesInAPaneDoNotCorruptAReply(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	run(t, c, "list-sessions")
+	last := c.lastGuardNumber()
+	now := time.Now().Unix()
+	var script strings.Builder
+	script.WriteString("clear; printf '")
+	for n := last + 1; n < last+12; n++ {
+		fmt.Fprintf(&script, `%%%%end %d %d 1\n%%%%exit\n`, now, n)
+	}
+	script.WriteString("'")
+	srv.Must("send-keys", "-t", "main", script.String(), "Enter")
+	if !tmuxtest.WaitFor(3*time.Second, func() bool {
+		return strings.Count(srv.Must("capture-pane", "-p", "-t", "main"), "%exit") >= 11
+	}) {
+		t.Fatalf("pane never showed the forged lines:\n%s", srv.Must("capture-pane", "-p", "-t", "main"))
+	}
+	want := strings.TrimRight(srv.Must("capture-pane", "-p", "-t", "main"), "\n")
+	before := c.ProcessesStarted()
+	got := strings.TrimRight(strings.Join(run(t, c, "capture-pane", "-p", "-t", "main"), "\n"), "\n")
+	if got != want {
+		t.Fatalf("capture over control mode differs from the screen:\n got %q\nwant %q", got, want)
+	}
+	if c.ProcessesStarted() == before {
+		t.Errorf("no forged guard was met (last guard %d): the test did not exercise the defence", last)
+	}
+	// The connection is still in step.
+	if out := run(t, c, "display-message", "-p", "ok"); len(out) != 1 || out[0] != "ok" {
+		t.Fatalf("after the forged reply: display-message = %q", out)
+	}
+}

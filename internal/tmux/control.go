@@ -1,0 +1,333 @@
+package tmux
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	// writeQueueLen is how many commands may wait for the writer before
+	// callers block (each still bounded by its context).
+	writeQueueLen = 64
+	// maxLineLen bounds one line of control-mode output; a longer line
+	// means the stream is not what tmux writes, and the client is closed.
+	maxLineLen = 64 << 20
+	// closeGrace is how long a closing client may take to exit on its own
+	// before it is killed (a stopped server never lets it exit).
+	closeGrace = 200 * time.Millisecond
+)
+
+var (
+	// errClosed is returned for a command whose client went away before
+	// tmux started it; such a command can safely be sent again elsewhere.
+	errClosed = errors.New("control client closed")
+	// errTainted is returned when a reply's framing was forged by text
+	// inside it; the command ran, but its reply cannot be trusted.
+	errTainted = errors.New("reply framing forged by its own content")
+)
+
+// OutputEvent is what a control client learns about a pane's output.
+type OutputEvent struct {
+	Pane   string // "%3"
+	Data   []byte // bytes the pane's program wrote, unescaped
+	Paused bool   // tmux paused this pane's output: bytes were dropped
+	Ended  bool   // the stream ended: the pane's session or server is gone
+}
+
+// controlClient is one `tmux -C attach` process. Commands are written one
+// per line and answered in order; each is followed by a sentinel
+// `display-message` whose text is a secret nonce, and a reply is accepted
+// only once its sentinel comes back intact. A pane's text inside a reply
+// can imitate a guard line, but it cannot produce the nonce, so a forged
+// %end is detected instead of trusted.
+type controlClient struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stderr  *bytes.Buffer
+	nonce   string
+	onEvent func(OutputEvent)
+	writes  chan *request
+	done    chan struct{} // closed when the reader has finished
+	reaped  chan struct{} // closed once the process has been waited for
+	ready   chan struct{} // closed once the attach has completed
+
+	mu         sync.Mutex
+	pending    []*request
+	seq        uint64
+	session    string // "$1", from %session-changed
+	lastNumber int    // command number of the last guard read
+	closeErr   error
+	exitNote   string
+	closeOnce  sync.Once
+}
+
+// request is one command on its way through a control client.
+type request struct {
+	args     []string
+	line     []byte // command line and sentinel line, newline-terminated
+	sentinel string
+	started  bool // tmux began the command (its %begin was seen)
+	body     []string
+	failed   bool // tmux answered %error
+	err      error
+	done     chan struct{}
+}
+
+// startControl starts a control client attached to target (empty: tmux's
+// choice) and waits until the attach is complete.
+func startControl(ctx context.Context, l *Launcher, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
+	args := []string{"-C", "attach-session", "-f", flags}
+	if target != "" {
+		args = append(args, "-t", target)
+	}
+	// The process outlives ctx: it is ended by close, not by the caller.
+	cmd := l.command(context.Background(), args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting tmux control client: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting tmux control client: %w", err)
+	}
+	c := &controlClient{
+		cmd:     cmd,
+		stdin:   stdin,
+		stderr:  new(bytes.Buffer),
+		nonce:   randomHex(12),
+		onEvent: onEvent,
+		writes:  make(chan *request, writeQueueLen),
+		done:    make(chan struct{}),
+		reaped:  make(chan struct{}),
+		ready:   make(chan struct{}),
+	}
+	cmd.Stderr = &lockedWriter{w: c.stderr, mu: &c.mu}
+	l.started.Add(1)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting tmux control client: %w", err)
+	}
+	go c.readLoop(stdout)
+	go c.writeLoop()
+	select {
+	case <-c.ready:
+		return c, nil
+	case <-c.done:
+		c.close()
+		return nil, &CommandError{Args: args, Message: c.failure()}
+	case <-ctx.Done():
+		c.close()
+		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+	}
+}
+
+// lockedWriter lets the process's stderr be read while it is written.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// failure describes why the client ended, in tmux's words when it gave any.
+func (c *controlClient) failure() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
+		return msg
+	}
+	if c.exitNote != "" {
+		return "control client exited: " + c.exitNote
+	}
+	return "control client exited"
+}
+
+// alive reports whether the client can still take commands.
+func (c *controlClient) alive() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// sessionID returns the id of the session the client is attached to.
+func (c *controlClient) sessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// newRequest prepares a command and its sentinel.
+func (c *controlClient) newRequest(args []string) (*request, error) {
+	line, err := commandLine(args)
+	if err != nil {
+		return nil, &CommandError{Args: args, Message: err.Error()}
+	}
+	c.mu.Lock()
+	c.seq++
+	sentinel := c.nonce + "." + strconv.FormatUint(c.seq, 10)
+	c.mu.Unlock()
+	return &request{
+		args:     args,
+		line:     []byte(line + "\ndisplay-message -p " + sentinel + "\n"),
+		sentinel: sentinel,
+		done:     make(chan struct{}),
+	}, nil
+}
+
+// post queues a command whose answer nobody needs, without blocking; it is
+// dropped if the queue is full. Commands posted from one goroutine reach
+// tmux in the order posted, before any sent later.
+func (c *controlClient) post(args ...string) {
+	r, err := c.newRequest(args)
+	if err != nil {
+		return
+	}
+	select {
+	case c.writes <- r:
+	default:
+	}
+}
+
+// run sends one command and waits for its verified reply.
+func (c *controlClient) run(ctx context.Context, args []string) ([]string, error) {
+	r, err := c.newRequest(args)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case c.writes <- r:
+	case <-c.done:
+		return nil, errClosed
+	case <-ctx.Done():
+		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+	}
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case r.failed:
+		return nil, &CommandError{Args: args, Message: strings.Join(r.body, "; ")}
+	}
+	return r.body, nil
+}
+
+// writeLoop sends queued commands in order. A request joins the pending
+// queue before its bytes are written, so the reader always finds it.
+func (c *controlClient) writeLoop() {
+	for {
+		select {
+		case r := <-c.writes:
+			c.mu.Lock()
+			c.pending = append(c.pending, r)
+			c.mu.Unlock()
+			if _, err := c.stdin.Write(r.line); err != nil {
+				c.close()
+				return
+			}
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// close ends the client: stdin is closed so tmux detaches it, and the
+// process is killed if it has not exited within closeGrace.
+func (c *controlClient) close() {
+	c.closeOnce.Do(func() {
+		c.stdin.Close()
+		go func() {
+			select {
+			case <-c.done:
+			case <-time.After(closeGrace):
+				_ = c.cmd.Process.Kill()
+			}
+			_ = c.cmd.Wait()
+			close(c.reaped)
+		}()
+	})
+}
+
+// wait blocks until the client's process has been reaped or d has passed.
+func (c *controlClient) wait(d time.Duration) {
+	select {
+	case <-c.reaped:
+	case <-time.After(d):
+	}
+}
+
+// readLoop reads the client's output until it ends, then fails every
+// command still pending.
+func (c *controlClient) readLoop(stdout io.Reader) {
+	p := &replyParser{c: c}
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	var err error
+	for {
+		var line []byte
+		line, err = readLine(br)
+		if err != nil {
+			break
+		}
+		p.line(line)
+	}
+	c.close()
+	c.mu.Lock()
+	pending := c.pending
+	c.pending = nil
+	c.closeErr = err
+	c.mu.Unlock()
+	msg := c.failure()
+	for _, r := range pending {
+		if r.started {
+			r.err = &CommandError{Args: r.args, Message: "tmux ended the connection during the command: " + msg}
+		} else {
+			r.err = errClosed
+		}
+		close(r.done)
+	}
+	close(c.done)
+}
+
+// readLine returns one line without its newline, holding a line split
+// across reads until it is whole.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		buf := append([]byte(nil), line...)
+		for err == bufio.ErrBufferFull && len(buf) < maxLineLen {
+			line, err = br.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		line = buf
+	}
+	if err != nil {
+		return nil, err
+	}
+	return line[:len(line)-1], nil
+}

@@ -1,0 +1,179 @@
+package tmux
+
+import "strconv"
+
+// parserState is where the reply parser stands in the control-mode stream.
+type parserState int
+
+const (
+	stateIdle       parserState = iota // between replies: notifications
+	stateReply                         // inside the reply to pending[0]
+	stateAwaitCheck                    // reply closed; its sentinel is due
+	stateCheck                         // inside the sentinel's reply
+	stateForeign                       // inside a block that is not ours
+	stateHunt                          // forged framing seen: find the sentinel
+	stateHuntEnd                       // sentinel found: its guard line follows
+)
+
+// replyParser splits a control client's output into verified replies and
+// notifications. Notifications that arrive while a reply awaits its
+// sentinel are held: until the sentinel confirms the reply, they may be
+// the reply's own text that followed a forged %end.
+type replyParser struct {
+	c       *controlClient
+	state   parserState
+	open    guard    // the guard of the block being read
+	body    []string // lines of the block being read
+	failed  bool     // the reply ended in %error
+	held    []notification
+	current *request
+}
+
+// line consumes one line of output.
+func (p *replyParser) line(line []byte) {
+	switch p.state {
+	case stateReply, stateCheck, stateForeign:
+		n := parseNotification(line)
+		isEnd := n.kind == lineEnd || n.kind == lineError
+		if isEnd && n.guard == p.open {
+			p.closeBlock(n.kind == lineError)
+			return
+		}
+		if isEnd && p.state == stateCheck && len(p.body) > 0 && p.body[len(p.body)-1] == p.current.sentinel {
+			// Only the real sentinel prints the nonce, and its guard follows:
+			// the block that seemed open began with a forged %begin.
+			p.finish(errTainted)
+			return
+		}
+		if p.state != stateForeign {
+			p.body = append(p.body, string(line))
+		}
+	case stateHunt:
+		if string(line) == p.current.sentinel {
+			p.state = stateHuntEnd
+		}
+	case stateHuntEnd:
+		p.finish(errTainted)
+	default:
+		p.outside(line)
+	}
+}
+
+// outside handles a line read between blocks.
+func (p *replyParser) outside(line []byte) {
+	n := parseNotification(line)
+	awaiting := p.state == stateAwaitCheck
+	switch {
+	case n.kind == lineBegin && n.guard.flags != "1":
+		p.open, p.state = n.guard, stateForeign
+		p.foreignFrom(awaiting)
+	case n.kind == lineBegin && awaiting:
+		p.open, p.body, p.state = n.guard, nil, stateCheck
+	case n.kind == lineBegin:
+		p.c.mu.Lock()
+		if len(p.c.pending) > 0 {
+			p.current = p.c.pending[0]
+			p.current.started = true
+		}
+		p.c.mu.Unlock()
+		if p.current == nil {
+			p.open, p.state = n.guard, stateForeign
+			return
+		}
+		p.open, p.body, p.failed, p.state = n.guard, nil, false, stateReply
+	case awaiting && (n.kind == lineEnd || n.kind == lineError || len(line) == 0 || line[0] != '%'):
+		// Only the reply's own text can put a guard or a bare line here.
+		p.held = nil
+		p.state = stateHunt
+	case awaiting:
+		p.held = append(p.held, n)
+	default:
+		p.dispatch(n)
+	}
+}
+
+// foreignFrom remembers where to return after a block that is not ours.
+// A foreign block cannot start while a sentinel is due without the reply
+// having been forged, because tmux runs our two lines back to back.
+func (p *replyParser) foreignFrom(awaiting bool) {
+	if awaiting {
+		p.held = nil
+		p.state = stateHunt
+	}
+}
+
+// closeBlock handles the guard that ends the current block.
+func (p *replyParser) closeBlock(failed bool) {
+	if n, err := strconv.Atoi(p.open.number); err == nil {
+		p.c.mu.Lock()
+		p.c.lastNumber = n
+		p.c.mu.Unlock()
+	}
+	switch p.state {
+	case stateForeign:
+		p.state = stateIdle
+	case stateReply:
+		p.current.body, p.current.failed = p.body, failed
+		p.body, p.state = nil, stateAwaitCheck
+	case stateCheck:
+		ok := !failed && len(p.body) == 1 && p.body[0] == p.current.sentinel
+		switch {
+		case ok:
+			held := p.held
+			p.finish(nil)
+			for _, n := range held {
+				p.dispatch(n)
+			}
+		case len(p.body) > 0 && p.body[len(p.body)-1] == p.current.sentinel:
+			// The real sentinel ended this block: back in step.
+			p.finish(errTainted)
+		default:
+			p.state = stateHunt
+		}
+	}
+}
+
+// finish completes the current request and returns to idle.
+func (p *replyParser) finish(err error) {
+	r := p.current
+	p.c.mu.Lock()
+	if len(p.c.pending) > 0 && p.c.pending[0] == r {
+		p.c.pending = p.c.pending[1:]
+	}
+	p.c.mu.Unlock()
+	if err != nil {
+		r.body, r.failed, r.err = nil, false, &CommandError{Args: r.args, Message: err.Error(), Err: err}
+	}
+	close(r.done)
+	p.current, p.body, p.held, p.state = nil, nil, nil, stateIdle
+}
+
+// dispatch acts on a notification.
+func (p *replyParser) dispatch(n notification) {
+	c := p.c
+	switch n.kind {
+	case lineOutput:
+		if c.onEvent != nil {
+			c.onEvent(OutputEvent{Pane: n.pane, Data: n.data})
+		}
+	case linePause:
+		if c.onEvent != nil {
+			c.onEvent(OutputEvent{Pane: n.pane, Paused: true})
+		}
+	case lineSessionChanged:
+		c.mu.Lock()
+		if len(n.fields) > 0 {
+			c.session = n.fields[0]
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.ready:
+		default:
+			close(c.ready)
+		}
+	case lineExit:
+		c.mu.Lock()
+		c.exitNote = string(n.data)
+		c.mu.Unlock()
+	}
+}

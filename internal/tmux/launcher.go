@@ -1,0 +1,120 @@
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// processWaitDelay bounds how long a killed tmux process may hold its pipes.
+const processWaitDelay = 500 * time.Millisecond
+
+// Launcher starts every tmux process tmcp runs, control clients and one-off
+// commands alike. Prefix lets a later transport (for example
+// `ssh -T -- HOST`) stand in front of the binary without touching callers.
+type Launcher struct {
+	Prefix     []string // argv placed before the binary; empty for local tmux
+	Binary     string   // the tmux executable
+	SocketName string   // -L NAME, if set
+	SocketPath string   // -S PATH, if set (wins over SocketName)
+
+	started atomic.Int64
+}
+
+// argv returns the full argument vector for a tmux invocation.
+func (l *Launcher) argv(args ...string) []string {
+	v := append([]string(nil), l.Prefix...)
+	v = append(v, l.Binary)
+	switch {
+	case l.SocketPath != "":
+		v = append(v, "-S", l.SocketPath)
+	case l.SocketName != "":
+		v = append(v, "-L", l.SocketName)
+	}
+	return append(v, args...)
+}
+
+// command builds an unstarted tmux process. When ctx ends the process is
+// killed and its pipes are released within processWaitDelay.
+func (l *Launcher) command(ctx context.Context, args ...string) *exec.Cmd {
+	v := l.argv(args...)
+	cmd := exec.CommandContext(ctx, v[0], v[1:]...)
+	cmd.WaitDelay = processWaitDelay
+	// Its own process group, so a SIGINT aimed at tmcp's terminal group does
+	// not reach tmux clients before tmcp has closed them in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// Started reports how many tmux processes this launcher has started.
+func (l *Launcher) Started() int64 { return l.started.Load() }
+
+// run starts one tmux command as its own process and returns its output
+// lines. A non-zero exit becomes a *CommandError carrying tmux's message.
+func (l *Launcher) run(ctx context.Context, args ...string) ([]string, error) {
+	cmd := l.command(ctx, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	l.started.Add(1)
+	err := cmd.Run()
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctxErr}
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			return nil, &CommandError{Args: args, Message: msg, Err: err}
+		}
+		return nil, &CommandError{Args: args, Message: msg}
+	}
+	return splitLines(stdout.String()), nil
+}
+
+// splitLines splits command output into lines, dropping the final newline.
+func splitLines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// CommandError reports a tmux command that failed or got no answer.
+type CommandError struct {
+	Args    []string // the command and its arguments
+	Message string   // tmux's own message, or what went wrong on the way
+	Err     error    // the underlying cause, if any
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("tmux %s: %s", describe(e.Args), e.Message)
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// describe names a command briefly for an error: its verb and short
+// arguments, never a long payload.
+func describe(args []string) string {
+	var parts []string
+	for i, a := range args {
+		if i >= 4 {
+			parts = append(parts, "…")
+			break
+		}
+		if len(a) > 24 {
+			a = a[:21] + "..."
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}

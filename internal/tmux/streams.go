@@ -1,0 +1,218 @@
+package tmux
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+const (
+	// pauseAfterSeconds lets tmux pause a pane whose output this client has
+	// not read for that long, instead of disconnecting the client.
+	pauseAfterSeconds = 10
+	// streamClientFlags are for the clients that carry pane output.
+	streamClientFlags = "ignore-size,pause-after="
+)
+
+// streamSet holds the control clients that carry pane output: one per
+// session that has a watched pane, since tmux sends %output to a client
+// only for panes of the session it is attached to. Panes nobody watches are
+// switched off at their first output, so they run at full speed.
+type streamSet struct {
+	c        *Client
+	mu       sync.Mutex
+	clients  map[string]*controlClient // by session id
+	watchers map[string]*watcher       // by pane id
+	muted    map[*controlClient]map[string]bool
+}
+
+type watcher struct {
+	pane    string
+	session string
+	client  *controlClient
+	fn      func(OutputEvent)
+}
+
+func newStreamSet(c *Client) *streamSet {
+	return &streamSet{
+		c:        c,
+		clients:  map[string]*controlClient{},
+		watchers: map[string]*watcher{},
+		muted:    map[*controlClient]map[string]bool{},
+	}
+}
+
+// Watch delivers the output of pane (an id such as "%3") to fn from now
+// on, until stop is called or the stream ends (fn then gets Ended). fn runs
+// on the connection's reader and must not block.
+func (c *Client) Watch(ctx context.Context, pane string, fn func(OutputEvent)) (stop func(), err error) {
+	return c.streams.watch(ctx, pane, fn)
+}
+
+func (s *streamSet) watch(ctx context.Context, pane string, fn func(OutputEvent)) (func(), error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	out, err := s.c.Run(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != 1 || out[0] == "" {
+		return nil, fmt.Errorf("finding the session of pane %s: unexpected answer %q", pane, out)
+	}
+	session := out[0]
+	// Registered before the client exists, so its first output is routed.
+	w := &watcher{pane: pane, session: session, fn: fn}
+	s.mu.Lock()
+	if _, busy := s.watchers[pane]; busy {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("pane %s is already streamed", pane)
+	}
+	s.watchers[pane] = w
+	s.mu.Unlock()
+	cc, err := s.client(ctx, session)
+	if err != nil {
+		s.unwatch(pane, w)
+		return nil, fmt.Errorf("streaming pane %s: %w", pane, err)
+	}
+	s.mu.Lock()
+	w.client = cc
+	delete(s.muted[cc], pane)
+	s.mu.Unlock()
+	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":on"}); err != nil {
+		s.unwatch(pane, w)
+		return nil, fmt.Errorf("streaming pane %s: %w", pane, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { s.unwatch(pane, w) }) }, nil
+}
+
+// client returns the output client for a session, attaching one if needed.
+func (s *streamSet) client(ctx context.Context, session string) (*controlClient, error) {
+	s.mu.Lock()
+	cc := s.clients[session]
+	s.mu.Unlock()
+	if cc != nil && cc.alive() {
+		return cc, nil
+	}
+	var self atomic.Pointer[controlClient]
+	flags := streamClientFlags + strconv.Itoa(pauseAfterSeconds)
+	cc, err := startControl(ctx, s.c.launcher, session, flags, func(ev OutputEvent) {
+		s.deliver(session, self.Load(), ev)
+	})
+	if err != nil {
+		return nil, err
+	}
+	self.Store(cc)
+	s.mu.Lock()
+	if old := s.clients[session]; old != nil && old.alive() {
+		// Another watcher attached first: use its client.
+		s.mu.Unlock()
+		cc.close()
+		return old, nil
+	}
+	s.clients[session] = cc
+	s.muted[cc] = map[string]bool{}
+	s.mu.Unlock()
+	go s.ended(session, cc)
+	return cc, nil
+}
+
+// deliver routes one event from an output client. It runs on the client's
+// reader, so what it asks of tmux is posted, never awaited.
+func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
+	s.mu.Lock()
+	w := s.watchers[ev.Pane]
+	if w == nil || w.session != session {
+		mute := cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane]
+		if mute {
+			s.muted[cc][ev.Pane] = true
+		}
+		s.mu.Unlock()
+		if mute {
+			cc.post("refresh-client", "-A", ev.Pane+":off")
+		}
+		return
+	}
+	s.mu.Unlock()
+	w.fn(ev)
+	if ev.Paused && cc != nil {
+		cc.post("refresh-client", "-A", ev.Pane+":continue")
+	}
+}
+
+// ended waits for an output client to go away and ends its streams.
+func (s *streamSet) ended(session string, cc *controlClient) {
+	<-cc.done
+	s.mu.Lock()
+	if s.clients[session] == cc {
+		delete(s.clients, session)
+	}
+	delete(s.muted, cc)
+	var gone []*watcher
+	for pane, w := range s.watchers {
+		if w.client == cc {
+			delete(s.watchers, pane)
+			gone = append(gone, w)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range gone {
+		w.fn(OutputEvent{Pane: w.pane, Ended: true})
+	}
+}
+
+// unwatch stops a pane's stream and closes its client once it serves no
+// pane.
+func (s *streamSet) unwatch(pane string, w *watcher) {
+	s.mu.Lock()
+	if s.watchers[pane] != w {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.watchers, pane)
+	inUse := false
+	for _, other := range s.watchers {
+		if other.client == w.client {
+			inUse = true
+			break
+		}
+	}
+	if !inUse && s.clients[w.session] == w.client {
+		delete(s.clients, w.session)
+	}
+	s.mu.Unlock()
+	switch {
+	case w.client == nil:
+	case inUse:
+		w.client.post("refresh-client", "-A", pane+":off")
+	default:
+		w.client.close()
+	}
+}
+
+// sessions returns the session ids the output clients are attached to.
+func (s *streamSet) sessions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, cc := range s.clients {
+		if cc.alive() {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// closeAll forgets every output client and returns them for closing.
+func (s *streamSet) closeAll() []*controlClient {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all []*controlClient
+	for id, cc := range s.clients {
+		all = append(all, cc)
+		delete(s.clients, id)
+	}
+	return all
+}
