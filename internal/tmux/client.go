@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +43,10 @@ type Client struct {
 	launcher *Launcher
 	version  string
 	binary   string
+	// closing ends when Close is called, cutting short every command and
+	// process still running, so none outlives the client.
+	closing context.Context
+	stop    context.CancelFunc
 
 	mu         sync.Mutex
 	ctl        *controlClient
@@ -73,7 +80,8 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	if len(out) == 0 || !strings.HasPrefix(out[0], "tmux ") {
 		return nil, fmt.Errorf("checking tmux binary %q: %q does not look like tmux -V output", bin, strings.Join(out, " "))
 	}
-	c := &Client{launcher: l, version: strings.TrimPrefix(out[0], "tmux "), binary: bin}
+	closing, stop := context.WithCancel(context.Background())
+	c := &Client{launcher: l, version: strings.TrimPrefix(out[0], "tmux "), binary: bin, closing: closing, stop: stop}
 	c.streams = newStreamSet(c)
 	return c, nil
 }
@@ -99,10 +107,17 @@ func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, DefaultCommandTimeout)
 }
 
+// bound gives a command its deadline and ends it when the client closes.
+func (c *Client) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := withDeadline(ctx)
+	stop := context.AfterFunc(c.closing, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
 // Run runs one tmux command and returns its output lines. The command is
 // bounded by ctx's deadline, or DefaultCommandTimeout when it has none.
 func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := c.bound(ctx)
 	defer cancel()
 	if len(args) > 0 && args[0] == "kill-server" {
 		// The reply may never come back over a connection the command ends.
@@ -139,7 +154,7 @@ func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
 // RunProcess runs one tmux command as a separate process, whatever the
 // state of the control connection.
 func (c *Client) RunProcess(ctx context.Context, args ...string) ([]string, error) {
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := c.bound(ctx)
 	defer cancel()
 	return c.launcher.run(ctx, args...)
 }
@@ -228,6 +243,7 @@ func (c *Client) ControlSessions() []string {
 
 // Close ends every control client and waits briefly for them to exit.
 func (c *Client) Close() error {
+	c.stop()
 	c.mu.Lock()
 	c.closed = true
 	ctl := c.ctl
@@ -258,4 +274,29 @@ func (c *Client) lastGuardNumber() int {
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
 	return ctl.lastNumber
+}
+
+// SocketPath returns the path of the socket the client addresses, worked
+// out as tmux does: -S, else -L NAME (or "default") under TMUX_TMPDIR (or
+// /tmp) in tmux-UID, else the socket of the enclosing $TMUX.
+func (c *Client) SocketPath() string {
+	l := c.launcher
+	if l.SocketPath != "" {
+		return l.SocketPath
+	}
+	if l.SocketName == "" {
+		if env := os.Getenv("TMUX"); env != "" {
+			path, _, _ := strings.Cut(env, ",")
+			return path
+		}
+	}
+	name := l.SocketName
+	if name == "" {
+		name = "default"
+	}
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()), name)
 }

@@ -52,7 +52,7 @@ func (c *Client) Watch(ctx context.Context, pane string, fn func(OutputEvent)) (
 }
 
 func (s *streamSet) watch(ctx context.Context, pane string, fn func(OutputEvent)) (func(), error) {
-	ctx, cancel := withDeadline(ctx)
+	ctx, cancel := s.c.bound(ctx)
 	defer cancel()
 	out, err := s.c.Run(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
 	if err != nil {

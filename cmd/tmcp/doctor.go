@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/mcpserver"
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// doctorTimeout bounds each check, so a stopped tmux cannot hang -doctor.
+const doctorTimeout = 3 * time.Second
+
+// doctor prints what tmcp would work with and whether it works.
+func doctor(ctx context.Context, w io.Writer, tc *tmux.Client, srv *mcpserver.Server, tier mcpserver.Tier) error {
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	fmt.Fprintf(w, "tmux:        %s (%s)\n", tc.Version(), tc.Binary())
+	fmt.Fprintf(w, "socket:      %s\n", tc.SocketPath())
+	fmt.Fprintf(w, "tier:        %s (%s)\n", tier, tier.Offers())
+	sessions, err := tc.ListSessions(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "server:      not answering: %v\n", err)
+		return err
+	}
+	if len(sessions) == 0 {
+		fmt.Fprintf(w, "server:      not running (create_session starts one)\n")
+		return nil
+	}
+	panes, err := tc.ListPanes(ctx, "", "")
+	if err != nil {
+		return err
+	}
+	windows := map[string]bool{}
+	for _, p := range panes {
+		windows[p.WindowID] = true
+	}
+	fmt.Fprintf(w, "server:      running: %d sessions, %d windows, %d panes\n", len(sessions), len(windows), len(panes))
+	inside := "no"
+	if os.Getenv("TMUX") != "" {
+		inside = "$TMUX is set"
+	}
+	if id := srv.CallerPane(ctx); id != "" {
+		inside = "yes, in pane " + id
+	}
+	fmt.Fprintf(w, "inside it:   %s\n", inside)
+	start := time.Now()
+	if _, err := tc.Run(ctx, "display-message", "-p", "ok"); err != nil || !tc.ControlConnected() {
+		fmt.Fprintf(w, "control:     not working (%v); commands fall back to separate tmux processes\n", err)
+		return err
+	}
+	fmt.Fprintf(w, "control:     working (a command took %v)\n", time.Since(start).Round(time.Microsecond))
+	return nil
+}

@@ -1,0 +1,142 @@
+// Command tmcp is a Model Context Protocol server that lets AI agents
+// drive tmux: list, read, type into, create and kill sessions, windows and
+// panes of one tmux server, over stdio.
+//
+// Usage:
+//
+//	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH]
+//	tmcp -tools | -doctor | -version | -demo
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/mcpserver"
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// version is tmcp's version, set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// exitGrace bounds shutdown: tmux clients are closed, then killed.
+const exitGrace = time.Second
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "tmcp:", err)
+		os.Exit(1)
+	}
+}
+
+// options are tmcp's command line.
+type options struct {
+	socketName, socketPath, binary string
+	tools, doctor, version, demo   bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("tmcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.socketName, "socket-name", "", "tmux socket name (like tmux -L)")
+	fs.StringVar(&o.socketPath, "socket-path", "", "tmux socket path (like tmux -S); wins over -socket-name")
+	fs.StringVar(&o.binary, "binary", "tmux", "tmux executable, checked at start-up")
+	fs.BoolVar(&o.tools, "tools", false, "print the tools a client is offered at the tier in force, and exit")
+	fs.BoolVar(&o.doctor, "doctor", false, "check tmux, the socket and the control connection, and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.demo, "demo", false, "run a scripted agent session against a private tmux server, and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "tmcp %s: an MCP server (stdio) for tmux\n\nUsage: tmcp [flags]\n\n", version)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY  readonly | mutating (default) | destructive; anything else means readonly\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return o, nil
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "tmcp %s\n", version)
+		return nil
+	}
+	if o.demo {
+		return runDemo(stdout)
+	}
+	tier, recognised := mcpserver.ParseTier(os.Getenv("TMCP_SAFETY"))
+	if !recognised {
+		fmt.Fprintf(stderr, "tmcp: TMCP_SAFETY=%q is not readonly, mutating or destructive: using readonly\n", os.Getenv("TMCP_SAFETY"))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tc, err := tmux.New(ctx, tmux.Options{Binary: o.binary, SocketName: o.socketName, SocketPath: o.socketPath})
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version})
+	switch {
+	case o.tools:
+		return printTools(stdout, srv, tier, recognised)
+	case o.doctor:
+		return doctor(ctx, stdout, tc, srv, tier)
+	}
+	return serve(ctx, srv, stdin, stdout)
+}
+
+// serve speaks MCP over stdin and stdout until EOF or a signal.
+func serve(ctx context.Context, srv *mcpserver.Server, stdin io.Reader, stdout io.Writer) error {
+	transport := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	err := srv.MCPServer(ctx).Run(ctx, transport)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// printTools lists the tools, offered or withheld at the tier in force.
+func printTools(w io.Writer, srv *mcpserver.Server, tier mcpserver.Tier, recognised bool) error {
+	note := ""
+	if !recognised {
+		note = " (TMCP_SAFETY was not recognised)"
+	}
+	fmt.Fprintf(w, "tier %s%s: %s\n\n", tier, note, tier.Offers())
+	withheld := 0
+	for _, t := range srv.Tools() {
+		mark := "offered "
+		if !t.Offered {
+			mark = "withheld"
+			withheld++
+		}
+		fmt.Fprintf(w, "%s  %-12s %-16s %s\n", mark, t.Tier, t.Name, t.Description)
+	}
+	if withheld > 0 {
+		fmt.Fprintf(w, "\n%d tools withheld by tier %s; TMCP_SAFETY=destructive offers all.\n", withheld, tier)
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// hints map tmux's messages to the call a model should make next.
+var hints = []struct{ tmux, next string }{
+	{"can't find pane", "call list_panes to see the panes"},
+	{"can't find window", "call list_windows to see the windows"},
+	{"can't find session", "call list_sessions to see the sessions"},
+	{"no server running", "no tmux server is running; call create_session to start one"},
+	{"error connecting to", "no tmux server is running; call create_session to start one"},
+	{"duplicate session", "choose another name, or call list_sessions"},
+	{"no answer from tmux in time", "tmux is not answering (stopped or overloaded); call get_server_info later"},
+	{"create pane failed", "the window has no room; make the size smaller or kill a pane"},
+	{"no space for new pane", "the window has no room; make the size smaller or kill a pane"},
+}
+
+// explain turns a tmux failure into an error that says what was being
+// done, to which target, tmux's own message, and what to call next.
+func explain(doing string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var ce *tmux.CommandError
+	if errors.As(err, &ce) {
+		msg = ce.Message
+	}
+	for _, h := range hints {
+		if strings.Contains(msg, h.tmux) {
+			return fmt.Errorf("%s: %s; %s", doing, msg, h.next)
+		}
+	}
+	return fmt.Errorf("%s: %s", doing, msg)
+}

@@ -1,0 +1,80 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func (s *Server) killTools() []toolDef {
+	return []toolDef{
+		define(&mcp.Tool{Name: "kill_pane", Annotations: destructive("Kill pane"),
+			Description: "Kill a pane and its process."}, s.killPane),
+		define(&mcp.Tool{Name: "kill_window", Annotations: destructive("Kill window"),
+			Description: "Kill a window and all its panes."}, s.killWindow),
+		define(&mcp.Tool{Name: "kill_session", Annotations: destructive("Kill session"),
+			Description: "Kill a session and all its windows."}, s.killSession),
+		define(&mcp.Tool{Name: "kill_server", Annotations: destructive("Kill server"),
+			Description: "Kill the tmux server and every session on it. Needs confirm: true."}, s.killServer),
+	}
+}
+
+type killedOut struct {
+	Killed string `json:"killed" jsonschema:"what was killed"`
+}
+
+func (s *Server) killPane(ctx context.Context, _ *mcp.CallToolRequest, in paneIn) (*mcp.CallToolResult, killedOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, killedOut{}, err
+	}
+	if _, err := s.tmux.Run(ctx, "kill-pane", "-t", id); err != nil {
+		return nil, killedOut{}, explain("killing pane "+id, err)
+	}
+	return nil, killedOut{Killed: id}, nil
+}
+
+type windowIn struct {
+	WindowID string `json:"windowId,omitempty" jsonschema:"window id like @2; omitted: the only window"`
+}
+
+func (s *Server) killWindow(ctx context.Context, _ *mcp.CallToolRequest, in windowIn) (*mcp.CallToolResult, killedOut, error) {
+	id, err := s.window(ctx, in.WindowID)
+	if err != nil {
+		return nil, killedOut{}, err
+	}
+	if _, err := s.tmux.Run(ctx, "kill-window", "-t", id); err != nil {
+		return nil, killedOut{}, explain("killing window "+id, err)
+	}
+	return nil, killedOut{Killed: id}, nil
+}
+
+type sessionIn struct {
+	SessionName string `json:"sessionName,omitempty" jsonschema:"session name; omitted: the only session"`
+}
+
+func (s *Server) killSession(ctx context.Context, _ *mcp.CallToolRequest, in sessionIn) (*mcp.CallToolResult, killedOut, error) {
+	name, err := s.session(ctx, in.SessionName)
+	if err != nil {
+		return nil, killedOut{}, err
+	}
+	if _, err := s.tmux.Run(ctx, "kill-session", "-t", sessionTarget(name)); err != nil {
+		return nil, killedOut{}, explain("killing session "+name, err)
+	}
+	return nil, killedOut{Killed: name}, nil
+}
+
+type killServerIn struct {
+	Confirm bool `json:"confirm" jsonschema:"must be true: every session on the server ends"`
+}
+
+func (s *Server) killServer(ctx context.Context, _ *mcp.CallToolRequest, in killServerIn) (*mcp.CallToolResult, killedOut, error) {
+	if !in.Confirm {
+		return nil, killedOut{}, errors.New("kill_server ends every session on the server; call it again with confirm: true if that is meant")
+	}
+	if _, err := s.tmux.Run(ctx, "kill-server"); err != nil {
+		return nil, killedOut{}, explain("killing the tmux server", err)
+	}
+	return nil, killedOut{Killed: s.tmux.SocketPath()}, nil
+}

@@ -1,0 +1,335 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+func (s *Server) readTools() []toolDef {
+	return []toolDef{
+		define(&mcp.Tool{Name: "list_sessions", Annotations: readOnly("List sessions"),
+			Description: "List tmux sessions with their windows and attached clients."}, s.listSessions),
+		define(&mcp.Tool{Name: "list_windows", Annotations: readOnly("List windows"),
+			Description: "List windows (ids like @2), of one session or all."}, s.listWindows),
+		define(&mcp.Tool{Name: "list_panes", Annotations: readOnly("List panes"),
+			Description: "List panes (ids like %3) with command, path, size and state; isCaller marks the pane tmcp runs in."}, s.listPanes),
+		define(&mcp.Tool{Name: "get_server_info", Annotations: readOnly("Server info"),
+			Description: "tmux version, socket, counts, the caller's pane and the safety tier."}, s.getServerInfo),
+		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly("Pane info"),
+			Description: "One pane's state: command, pid, dead/exit status, size, path, title, history, copy mode, alternate screen."}, s.getPaneInfo),
+		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly("Capture pane"),
+			Description: "Read a pane's screen, or history too. Rows: 0 is the top visible row, negative rows are history. Keeps the last lines within maxLines/maxBytes."}, s.capturePane),
+		define(&mcp.Tool{Name: "display_message", Annotations: readOnly("Expand a format"),
+			Description: "Expand a tmux format (e.g. '#{pane_current_path}') for a target. Formats that run commands (#(), E:, T:) are refused."}, s.displayMessage),
+	}
+}
+
+// SessionInfo is one session as tools report it.
+type SessionInfo struct {
+	SessionID   string `json:"sessionId"`
+	SessionName string `json:"sessionName"`
+	Windows     int    `json:"windows"`
+	Attached    int    `json:"attached" jsonschema:"clients attached, not counting tmcp's own"`
+	Created     int64  `json:"created" jsonschema:"Unix time"`
+}
+
+type listSessionsIn struct {
+	Name     string `json:"name,omitempty" jsonschema:"only the session with this exact name"`
+	Attached *bool  `json:"attached,omitempty" jsonschema:"only sessions with (true) or without (false) clients"`
+}
+
+type listSessionsOut struct {
+	Sessions []SessionInfo `json:"sessions"`
+	Total    int           `json:"total" jsonschema:"sessions before filtering"`
+}
+
+func (s *Server) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in listSessionsIn) (*mcp.CallToolResult, listSessionsOut, error) {
+	all, err := s.tmux.ListSessions(ctx)
+	if err != nil {
+		return nil, listSessionsOut{}, explain("listing sessions", err)
+	}
+	ours := map[string]int{}
+	for _, id := range s.tmux.ControlSessions() {
+		ours[id]++
+	}
+	out := listSessionsOut{Sessions: []SessionInfo{}, Total: len(all)}
+	for _, ss := range all {
+		attached := max(ss.Attached-ours[ss.ID], 0)
+		if in.Name != "" && ss.Name != in.Name || in.Attached != nil && *in.Attached != (attached > 0) {
+			continue
+		}
+		out.Sessions = append(out.Sessions, SessionInfo{SessionID: ss.ID, SessionName: ss.Name, Windows: ss.Windows, Attached: attached, Created: ss.Created})
+	}
+	return nil, out, nil
+}
+
+// WindowInfo is one window as tools report it.
+type WindowInfo struct {
+	WindowID    string `json:"windowId"`
+	Index       int    `json:"index"`
+	Name        string `json:"name"`
+	SessionName string `json:"sessionName"`
+	Active      bool   `json:"active"`
+	Panes       int    `json:"panes"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	Zoomed      bool   `json:"zoomed,omitempty"`
+}
+
+type listWindowsIn struct {
+	SessionName string `json:"sessionName,omitempty" jsonschema:"only this session's windows"`
+	Name        string `json:"name,omitempty" jsonschema:"only windows with this exact name"`
+	Active      *bool  `json:"active,omitempty" jsonschema:"only the active (true) or inactive (false) windows of their sessions"`
+}
+
+type listWindowsOut struct {
+	Windows []WindowInfo `json:"windows"`
+	Total   int          `json:"total" jsonschema:"windows before filtering"`
+}
+
+func (s *Server) listWindows(ctx context.Context, _ *mcp.CallToolRequest, in listWindowsIn) (*mcp.CallToolResult, listWindowsOut, error) {
+	if in.SessionName != "" {
+		if err := checkSessionName(in.SessionName); err != nil {
+			return nil, listWindowsOut{}, err
+		}
+	}
+	all, err := s.tmux.ListWindows(ctx, in.SessionName)
+	if err != nil {
+		return nil, listWindowsOut{}, explain("listing windows of session "+orAll(in.SessionName), err)
+	}
+	out := listWindowsOut{Windows: []WindowInfo{}, Total: len(all)}
+	for _, w := range all {
+		if in.Name != "" && w.Name != in.Name || in.Active != nil && *in.Active != w.Active {
+			continue
+		}
+		out.Windows = append(out.Windows, windowInfo(w))
+	}
+	return nil, out, nil
+}
+
+func windowInfo(w tmux.Window) WindowInfo {
+	return WindowInfo{WindowID: w.ID, Index: w.Index, Name: w.Name, SessionName: w.SessionName, Active: w.Active,
+		Panes: w.Panes, Width: w.Width, Height: w.Height, Zoomed: w.Zoomed}
+}
+
+func orAll(name string) string {
+	if name == "" {
+		return "(all)"
+	}
+	return name
+}
+
+// PaneSummary is one pane in a listing.
+type PaneSummary struct {
+	PaneID      string `json:"paneId"`
+	SessionName string `json:"sessionName"`
+	WindowID    string `json:"windowId"`
+	WindowIndex int    `json:"windowIndex"`
+	PaneIndex   int    `json:"paneIndex"`
+	Active      bool   `json:"active"`
+	Command     string `json:"command"`
+	PID         int    `json:"pid"`
+	Path        string `json:"path"`
+	Title       string `json:"title,omitempty"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	Dead        bool   `json:"dead,omitempty"`
+	IsCaller    bool   `json:"isCaller"`
+}
+
+type listPanesIn struct {
+	SessionName string `json:"sessionName,omitempty" jsonschema:"only this session's panes"`
+	WindowID    string `json:"windowId,omitempty" jsonschema:"only this window's panes"`
+	Command     string `json:"command,omitempty" jsonschema:"only panes whose current command is exactly this"`
+	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"only panes whose current directory is this one or below it"`
+	Dead        *bool  `json:"dead,omitempty" jsonschema:"only dead (true) or live (false) panes"`
+	Active      *bool  `json:"active,omitempty" jsonschema:"only the active (true) or inactive (false) panes of their windows"`
+}
+
+type listPanesOut struct {
+	Panes []PaneSummary `json:"panes"`
+	Total int           `json:"total" jsonschema:"panes before filtering"`
+}
+
+func (s *Server) listPanes(ctx context.Context, _ *mcp.CallToolRequest, in listPanesIn) (*mcp.CallToolResult, listPanesOut, error) {
+	if in.WindowID != "" {
+		if err := checkWindowID(in.WindowID); err != nil {
+			return nil, listPanesOut{}, err
+		}
+	}
+	if in.SessionName != "" {
+		if err := checkSessionName(in.SessionName); err != nil {
+			return nil, listPanesOut{}, err
+		}
+	}
+	all, err := s.tmux.ListPanes(ctx, in.SessionName, in.WindowID)
+	if err != nil {
+		return nil, listPanesOut{}, explain("listing panes", err)
+	}
+	caller := s.callerPane(ctx).PaneID
+	out := listPanesOut{Panes: []PaneSummary{}, Total: len(all)}
+	for _, p := range all {
+		if in.Command != "" && p.Command != in.Command ||
+			in.PathUnder != "" && !pathUnder(p.Path, in.PathUnder) ||
+			in.Dead != nil && *in.Dead != p.Dead ||
+			in.Active != nil && *in.Active != p.Active {
+			continue
+		}
+		out.Panes = append(out.Panes, PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID,
+			WindowIndex: p.WindowIndex, PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID,
+			Path: p.Path, Title: p.Title, Width: p.Width, Height: p.Height, Dead: p.Dead, IsCaller: p.ID == caller})
+	}
+	return nil, out, nil
+}
+
+// pathUnder reports whether path is dir or inside it.
+func pathUnder(path, dir string) bool {
+	dir = strings.TrimSuffix(dir, "/")
+	return path == dir || strings.HasPrefix(path, dir+"/") || dir == ""
+}
+
+type serverInfoOut struct {
+	Version     string   `json:"version" jsonschema:"tmux version"`
+	SocketPath  string   `json:"socketPath"`
+	Running     bool     `json:"running" jsonschema:"a tmux server answers on the socket"`
+	Sessions    int      `json:"sessions"`
+	Windows     int      `json:"windows"`
+	Panes       int      `json:"panes"`
+	CallerPane  string   `json:"callerPane,omitempty" jsonschema:"the pane tmcp runs in, if any"`
+	Tier        string   `json:"tier" jsonschema:"safety tier in force"`
+	TierOffers  string   `json:"tierOffers"`
+	ControlMode bool     `json:"controlMode" jsonschema:"commands go over a tmux control-mode client"`
+	OwnClients  []string `json:"ownClients,omitempty" jsonschema:"sessions tmcp's own control clients are attached to"`
+}
+
+func (s *Server) getServerInfo(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, serverInfoOut, error) {
+	out := serverInfoOut{Version: s.tmux.Version(), SocketPath: s.tmux.SocketPath(), Tier: s.cfg.Tier.String(), TierOffers: s.cfg.Tier.Offers()}
+	panes, err := s.tmux.ListPanes(ctx, "", "")
+	if err != nil {
+		return nil, out, explain("reading the server's panes", err)
+	}
+	sessions, windows := map[string]bool{}, map[string]bool{}
+	for _, p := range panes {
+		sessions[p.SessionID], windows[p.WindowID] = true, true
+	}
+	out.Running = len(panes) > 0
+	out.Sessions, out.Windows, out.Panes = len(sessions), len(windows), len(panes)
+	out.CallerPane = s.callerPane(ctx).PaneID
+	out.ControlMode = s.tmux.ControlConnected()
+	out.OwnClients = s.tmux.ControlSessions()
+	return nil, out, nil
+}
+
+type paneIn struct {
+	PaneID string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
+}
+
+// PaneDetail is one pane's full state.
+type PaneDetail struct {
+	PaneSummary
+	Dead            bool   `json:"dead"`
+	ExitStatus      *int   `json:"exitStatus,omitempty" jsonschema:"status the dead pane's process exited with"`
+	TTY             string `json:"tty"`
+	HistorySize     int    `json:"historySize" jsonschema:"lines of history held"`
+	HistoryLimit    int    `json:"historyLimit"`
+	InCopyMode      bool   `json:"inCopyMode"`
+	Mode            string `json:"mode,omitempty"`
+	AlternateScreen bool   `json:"alternateScreen" jsonschema:"a full-screen program owns the pane"`
+	CursorX         int    `json:"cursorX"`
+	CursorY         int    `json:"cursorY"`
+}
+
+func (s *Server) getPaneInfo(ctx context.Context, _ *mcp.CallToolRequest, in paneIn) (*mcp.CallToolResult, PaneDetail, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, PaneDetail{}, err
+	}
+	p, err := s.tmux.PaneInfo(ctx, id)
+	if err != nil {
+		return nil, PaneDetail{}, explain("reading pane "+id, err)
+	}
+	d := PaneDetail{
+		PaneSummary: PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID, WindowIndex: p.WindowIndex,
+			PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID, Path: p.Path, Title: p.Title,
+			Width: p.Width, Height: p.Height, IsCaller: p.ID == s.callerPane(ctx).PaneID},
+		Dead: p.Dead, TTY: p.TTY, HistorySize: p.HistorySize, HistoryLimit: p.HistoryLimit,
+		InCopyMode: p.Mode == "copy-mode", Mode: p.Mode, AlternateScreen: p.AlternateOn, CursorX: p.CursorX, CursorY: p.CursorY,
+	}
+	if p.Dead {
+		status := p.DeadStatus
+		d.ExitStatus = &status
+	}
+	return nil, d, nil
+}
+
+type capturePaneIn struct {
+	PaneID    string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
+	History   bool   `json:"history,omitempty" jsonschema:"include the whole history above the screen"`
+	StartLine *int   `json:"startLine,omitempty" jsonschema:"first row; negative rows are history"`
+	EndLine   *int   `json:"endLine,omitempty" jsonschema:"last row"`
+	Styles    bool   `json:"styles,omitempty" jsonschema:"keep colour and attribute escape sequences"`
+	MaxLines  int    `json:"maxLines,omitempty" jsonschema:"at most this many last lines (default 200, ceiling 10000)"`
+	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"at most this many bytes (default 32768, ceiling 1048576)"`
+}
+
+type capturePaneOut struct {
+	PaneID string `json:"paneId"`
+	Lines  int    `json:"lines" jsonschema:"lines returned, in the second content block"`
+	Truncation
+}
+
+func (s *Server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in capturePaneIn) (*mcp.CallToolResult, capturePaneOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, capturePaneOut{}, err
+	}
+	rows, err := s.tmux.CapturePane(ctx, id, tmux.CaptureOptions{Start: in.StartLine, End: in.EndLine, History: in.History, Styles: in.Styles})
+	if err != nil {
+		return nil, capturePaneOut{}, explain("capturing pane "+id, err)
+	}
+	maxLines, maxBytes := limits(in.MaxLines, in.MaxBytes)
+	lines, tr := tail(trimTrailingBlank(rows), maxLines, maxBytes)
+	out := capturePaneOut{PaneID: id, Lines: len(lines), Truncation: tr}
+	return textResult(out, strings.Join(lines, "\n")), out, nil
+}
+
+type displayMessageIn struct {
+	Format   string `json:"format" jsonschema:"tmux format, e.g. '#{pane_current_command} #{pane_pid}'"`
+	PaneID   string `json:"paneId,omitempty" jsonschema:"target pane; or give windowId or sessionName"`
+	WindowID string `json:"windowId,omitempty"`
+	Session  string `json:"sessionName,omitempty"`
+}
+
+type displayMessageOut struct {
+	Target string `json:"target"`
+}
+
+func (s *Server) displayMessage(ctx context.Context, _ *mcp.CallToolRequest, in displayMessageIn) (*mcp.CallToolResult, displayMessageOut, error) {
+	if err := tmux.CheckFormat(in.Format); err != nil {
+		return nil, displayMessageOut{}, err
+	}
+	var target string
+	var err error
+	switch {
+	case in.WindowID != "":
+		target, err = in.WindowID, checkWindowID(in.WindowID)
+	case in.Session != "":
+		target, err = sessionTarget(in.Session), checkSessionName(in.Session)
+	default:
+		target, err = s.pane(ctx, in.PaneID)
+	}
+	if err != nil {
+		return nil, displayMessageOut{}, err
+	}
+	lines, err := s.tmux.Run(ctx, "display-message", "-p", "-t", target, in.Format)
+	if err != nil {
+		return nil, displayMessageOut{}, explain("expanding the format for "+target, err)
+	}
+	out := displayMessageOut{Target: target}
+	text, _ := tail(lines, DefaultMaxLines, DefaultMaxBytes)
+	return textResult(out, strings.Join(text, "\n")), out, nil
+}

@@ -1,0 +1,103 @@
+// Package mcpserver exposes one tmux server to MCP clients: it registers
+// the tools on the official MCP Go SDK, filters them by safety tier, bounds
+// every reply, and turns tmux's failures into errors a model can act on.
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// Config is what the command line decides about a server.
+type Config struct {
+	Tier    Tier   // the safety tier in force
+	Version string // tmcp's version, reported to clients
+}
+
+// Server holds what the tools share: the tmux connection, the tier, and
+// the caller's pane once it has been looked for.
+type Server struct {
+	tmux *tmux.Client
+	cfg  Config
+
+	callerOnce sync.Once
+	caller     Caller
+}
+
+// New returns a Server for a tmux connection.
+func New(tc *tmux.Client, cfg Config) *Server {
+	return &Server{tmux: tc, cfg: cfg}
+}
+
+// toolDef is one tool: its definition as clients see it, the tier it
+// needs, and how to register it on an MCP server.
+type toolDef struct {
+	tool *mcp.Tool
+	tier Tier
+	add  func(*mcp.Server)
+}
+
+// define binds a typed handler to its tool; the SDK derives both schemas
+// from In and Out.
+func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }}
+}
+
+// definitions returns every tool tmcp has, whatever the tier.
+func (s *Server) definitions() []toolDef {
+	var defs []toolDef
+	defs = append(defs, s.readTools()...)
+	defs = append(defs, s.writeTools()...)
+	defs = append(defs, s.killTools()...)
+	return defs
+}
+
+// MCPServer builds the MCP server: the tools the tier allows (the others
+// are not advertised at all) and the instructions.
+func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
+	m := mcp.NewServer(&mcp.Implementation{Name: "tmcp", Title: "tmux for agents", Version: s.cfg.Version},
+		&mcp.ServerOptions{Instructions: s.Instructions(ctx)})
+	for _, d := range s.definitions() {
+		if d.tier <= s.cfg.Tier {
+			d.add(m)
+		}
+	}
+	return m
+}
+
+// ToolInfo describes a tool for listings outside MCP (-tools, docs).
+type ToolInfo struct {
+	Name        string
+	Tier        Tier
+	Description string
+	Offered     bool // within the tier in force
+}
+
+// Tools lists every tool, marking which the tier in force offers.
+func (s *Server) Tools() []ToolInfo {
+	var out []ToolInfo
+	for _, d := range s.definitions() {
+		out = append(out, ToolInfo{Name: d.tool.Name, Tier: d.tier, Description: d.tool.Description, Offered: d.tier <= s.cfg.Tier})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Tier < out[j].Tier })
+	return out
+}
+
+// Instructions is the short text a client hands the model with the tools.
+func (s *Server) Instructions(ctx context.Context) string {
+	var b strings.Builder
+	b.WriteString("tmcp drives a tmux server: find panes (list_panes; ids like %3), read them (capture_pane), type into them (send_keys, paste_text), and make sessions, windows and panes. ")
+	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
+	if c := s.callerPane(ctx); c.PaneID != "" {
+		fmt.Fprintf(&b, "You run inside pane %s (isCaller): do not type into or kill it. ", c.PaneID)
+	}
+	b.WriteString("Omitted targets mean the only one; with several, pass the id.")
+	return b.String()
+}

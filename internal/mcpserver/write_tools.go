@@ -1,0 +1,245 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+func (s *Server) writeTools() []toolDef {
+	return []toolDef{
+		define(&mcp.Tool{Name: "send_keys", Annotations: mutating("Send keys", false),
+			Description: "Type into a pane, then Enter (enter: false to skip). A tmux key name such as C-c or Up is sent as that key; literal: true sends the text as is."}, s.sendKeys),
+		define(&mcp.Tool{Name: "paste_text", Annotations: mutating("Paste text", false),
+			Description: "Paste exact text into a pane through a tmux buffer (bracketed paste unless bracketed: false). Nothing is interpreted as keys."}, s.pasteText),
+		define(&mcp.Tool{Name: "create_session", Annotations: mutating("Create session", false),
+			Description: "Create a detached session; returns its ids and its first pane."}, s.createSession),
+		define(&mcp.Tool{Name: "create_window", Annotations: mutating("Create window", false),
+			Description: "Create a window in a session without switching to it; returns its ids."}, s.createWindow),
+		define(&mcp.Tool{Name: "split_window", Annotations: mutating("Split pane", false),
+			Description: "Split a pane to make a new one (direction right, left, below or above); returns the new pane id."}, s.splitWindow),
+		define(&mcp.Tool{Name: "rename_session", Annotations: mutating("Rename session", true),
+			Description: "Rename a session."}, s.renameSession),
+		define(&mcp.Tool{Name: "rename_window", Annotations: mutating("Rename window", true),
+			Description: "Rename a window."}, s.renameWindow),
+	}
+}
+
+type sendKeysIn struct {
+	PaneID  string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
+	Keys    string `json:"keys" jsonschema:"text to type, or one tmux key name (C-c, Escape, Up)"`
+	Enter   *bool  `json:"enter,omitempty" jsonschema:"press Enter afterwards (default true)"`
+	Literal bool   `json:"literal,omitempty" jsonschema:"send keys as text, never as a key name"`
+}
+
+type sentOut struct {
+	PaneID string `json:"paneId"`
+	Bytes  int    `json:"bytes" jsonschema:"bytes of text sent"`
+	Enter  bool   `json:"enter,omitempty"`
+}
+
+func (s *Server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKeysIn) (*mcp.CallToolResult, sentOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, sentOut{}, err
+	}
+	enter := in.Enter == nil || *in.Enter
+	if in.Keys == "" && !enter {
+		return nil, sentOut{}, fmt.Errorf("nothing to send to pane %s: keys is empty and enter is false", id)
+	}
+	if in.Literal {
+		if in.Keys != "" {
+			err = s.tmux.SendKeys(ctx, id, true, in.Keys)
+		}
+		if err == nil && enter {
+			err = s.tmux.SendKeys(ctx, id, false, "Enter")
+		}
+	} else {
+		keys := []string{}
+		if in.Keys != "" {
+			keys = append(keys, in.Keys)
+		}
+		if enter {
+			keys = append(keys, "Enter")
+		}
+		err = s.tmux.SendKeys(ctx, id, false, keys...)
+	}
+	if err != nil {
+		return nil, sentOut{}, explain("sending keys to pane "+id, err)
+	}
+	return nil, sentOut{PaneID: id, Bytes: len(in.Keys), Enter: enter}, nil
+}
+
+type pasteTextIn struct {
+	PaneID    string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
+	Text      string `json:"text" jsonschema:"exact text to paste"`
+	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"use bracketed paste when the program asked for it (default true)"`
+}
+
+func (s *Server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in pasteTextIn) (*mcp.CallToolResult, sentOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, sentOut{}, err
+	}
+	if in.Text == "" {
+		return nil, sentOut{}, fmt.Errorf("nothing to paste into pane %s: text is empty", id)
+	}
+	if err := s.tmux.Paste(ctx, id, in.Text, in.Bracketed == nil || *in.Bracketed); err != nil {
+		return nil, sentOut{}, explain("pasting into pane "+id, err)
+	}
+	return nil, sentOut{PaneID: id, Bytes: len(in.Text)}, nil
+}
+
+// CreatedOut names what a create tool made.
+type CreatedOut struct {
+	SessionID   string `json:"sessionId"`
+	SessionName string `json:"sessionName" jsonschema:"the name tmux gave (it replaces : and . with _)"`
+	WindowID    string `json:"windowId"`
+	WindowIndex int    `json:"windowIndex"`
+	WindowName  string `json:"windowName"`
+	PaneID      string `json:"paneId"`
+}
+
+func createdOut(c tmux.Created) CreatedOut {
+	return CreatedOut{SessionID: c.SessionID, SessionName: c.SessionName, WindowID: c.WindowID,
+		WindowIndex: c.WindowIndex, WindowName: c.WindowName, PaneID: c.PaneID}
+}
+
+type createSessionIn struct {
+	Name           string `json:"name,omitempty" jsonschema:"session name; omitted: tmux picks one"`
+	WindowName     string `json:"windowName,omitempty"`
+	StartDirectory string `json:"startDirectory,omitempty"`
+	Command        string `json:"command,omitempty" jsonschema:"shell command the first pane runs instead of the default shell"`
+	Width          int    `json:"width,omitempty" jsonschema:"columns (default 80)"`
+	Height         int    `json:"height,omitempty" jsonschema:"rows (default 24)"`
+}
+
+func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in createSessionIn) (*mcp.CallToolResult, CreatedOut, error) {
+	c, err := s.tmux.NewSession(ctx, tmux.NewOptions{Name: in.Name, Window: in.WindowName, Dir: in.StartDirectory,
+		Command: in.Command, Width: in.Width, Height: in.Height})
+	if err != nil {
+		return nil, CreatedOut{}, explain("creating session "+strconv.Quote(in.Name), err)
+	}
+	return nil, createdOut(c), nil
+}
+
+type createWindowIn struct {
+	SessionName    string `json:"sessionName,omitempty" jsonschema:"session to add the window to; omitted: the only session"`
+	Name           string `json:"name,omitempty"`
+	StartDirectory string `json:"startDirectory,omitempty"`
+	Command        string `json:"command,omitempty" jsonschema:"shell command to run instead of the default shell"`
+}
+
+func (s *Server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in createWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
+	session, err := s.session(ctx, in.SessionName)
+	if err != nil {
+		return nil, CreatedOut{}, err
+	}
+	c, err := s.tmux.NewWindow(ctx, tmux.NewOptions{Target: session, Name: in.Name, Dir: in.StartDirectory, Command: in.Command})
+	if err != nil {
+		return nil, CreatedOut{}, explain("creating a window in session "+session, err)
+	}
+	return nil, createdOut(c), nil
+}
+
+type splitWindowIn struct {
+	PaneID         string `json:"paneId,omitempty" jsonschema:"pane to split; omitted: the only pane"`
+	Direction      string `json:"direction,omitempty" jsonschema:"where the new pane goes: right, left, below (default) or above"`
+	Size           string `json:"size,omitempty" jsonschema:"new pane's size: cells ('20') or percent ('30%')"`
+	StartDirectory string `json:"startDirectory,omitempty"`
+	Command        string `json:"command,omitempty" jsonschema:"shell command to run instead of the default shell"`
+}
+
+func (s *Server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in splitWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, CreatedOut{}, err
+	}
+	o := tmux.NewOptions{Target: id, Size: in.Size, Dir: in.StartDirectory, Command: in.Command}
+	switch in.Direction {
+	case "", "below":
+	case "above":
+		o.Before = true
+	case "right":
+		o.Horizontal = true
+	case "left":
+		o.Horizontal, o.Before = true, true
+	default:
+		return nil, CreatedOut{}, fmt.Errorf("direction %q: use right, left, below or above", in.Direction)
+	}
+	if in.Size != "" && !validSize(in.Size) {
+		return nil, CreatedOut{}, fmt.Errorf("size %q: give cells like '20' or a percentage like '30%%'", in.Size)
+	}
+	c, err := s.tmux.SplitWindow(ctx, o)
+	if err != nil {
+		return nil, CreatedOut{}, explain("splitting pane "+id, err)
+	}
+	return nil, createdOut(c), nil
+}
+
+func validSize(s string) bool {
+	n, err := strconv.Atoi(s)
+	if err != nil && len(s) > 1 && s[len(s)-1] == '%' {
+		n, err = strconv.Atoi(s[:len(s)-1])
+		if n > 100 {
+			return false
+		}
+	}
+	return err == nil && n > 0
+}
+
+type renameSessionIn struct {
+	SessionName string `json:"sessionName,omitempty" jsonschema:"session to rename; omitted: the only session"`
+	NewName     string `json:"newName"`
+}
+
+type renamedOut struct {
+	Name string `json:"name" jsonschema:"the name tmux gave"`
+}
+
+func (s *Server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in renameSessionIn) (*mcp.CallToolResult, renamedOut, error) {
+	session, err := s.session(ctx, in.SessionName)
+	if err != nil {
+		return nil, renamedOut{}, err
+	}
+	if err := checkSessionName(in.NewName); err != nil {
+		return nil, renamedOut{}, fmt.Errorf("newName: %w", err)
+	}
+	// Read the id first: after the rename the old name no longer finds it.
+	ids, err := s.tmux.Run(ctx, "display-message", "-p", "-t", sessionTarget(session), "#{session_id}")
+	if err != nil || len(ids) != 1 {
+		return nil, renamedOut{}, explain("finding session "+session, err)
+	}
+	if _, err := s.tmux.Run(ctx, "rename-session", "-t", ids[0], tmux.EscapeFormat(in.NewName)); err != nil {
+		return nil, renamedOut{}, explain("renaming session "+session, err)
+	}
+	name, err := s.tmux.Run(ctx, "display-message", "-p", "-t", ids[0], "#{session_name}")
+	if err != nil || len(name) != 1 {
+		return nil, renamedOut{}, explain("reading the new name of session "+ids[0], err)
+	}
+	return nil, renamedOut{Name: name[0]}, nil
+}
+
+type renameWindowIn struct {
+	WindowID string `json:"windowId,omitempty" jsonschema:"window to rename; omitted: the only window"`
+	NewName  string `json:"newName"`
+}
+
+func (s *Server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in renameWindowIn) (*mcp.CallToolResult, renamedOut, error) {
+	id, err := s.window(ctx, in.WindowID)
+	if err != nil {
+		return nil, renamedOut{}, err
+	}
+	if _, err := s.tmux.Run(ctx, "rename-window", "-t", id, tmux.EscapeFormat(in.NewName)); err != nil {
+		return nil, renamedOut{}, explain("renaming window "+id, err)
+	}
+	name, err := s.tmux.Run(ctx, "display-message", "-p", "-t", id, "#{window_name}")
+	if err != nil || len(name) != 1 {
+		return nil, renamedOut{}, explain("reading the new name of window "+id, err)
+	}
+	return nil, renamedOut{Name: name[0]}, nil
+}
