@@ -1,0 +1,107 @@
+package pane
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+const (
+	// cursorVersion is the first byte of every encoded cursor, so the form
+	// can change without old cursors being misread.
+	cursorVersion = 1
+	// maxPaneIDLen bounds the pane id a cursor may carry; tmux ids are "%N".
+	maxPaneIDLen = 64
+	// maxCursorLen bounds the text ParseCursor will decode: the longest
+	// cursor is a version, a 64-byte id and three varints, base64 encoded.
+	maxCursorLen = 128
+)
+
+// ErrBadCursor is returned, wrapped with the reason, for a string that is
+// not a cursor made by [Cursor.String].
+var ErrBadCursor = errors.New("pane: malformed cursor")
+
+// A Cursor is a position in the output of one pane: the offset of the next
+// byte to read in one generation of the pane's [Stream]. Callers pass it
+// around as the opaque string from [Cursor.String].
+type Cursor struct {
+	PaneID     string
+	Generation uint64
+	Offset     int64
+}
+
+// String returns the cursor as a short URL-safe string that
+// [ParseCursor] reads back.
+func (c Cursor) String() string {
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(c.PaneID))
+	b = append(b, cursorVersion)
+	b = binary.AppendUvarint(b, uint64(len(c.PaneID)))
+	b = append(b, c.PaneID...)
+	b = binary.AppendUvarint(b, c.Generation)
+	b = binary.AppendUvarint(b, uint64(c.Offset))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParseCursor reads a cursor made by [Cursor.String]. Any other string,
+// including a truncated or altered one, is refused with an error wrapping
+// [ErrBadCursor].
+func ParseCursor(s string) (Cursor, error) {
+	bad := func(format string, args ...any) (Cursor, error) {
+		return Cursor{}, fmt.Errorf("%w: "+format, append([]any{ErrBadCursor}, args...)...)
+	}
+	if s == "" {
+		return bad("empty")
+	}
+	if len(s) > maxCursorLen {
+		return bad("%d characters, longer than any cursor", len(s))
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil {
+		return bad("not base64url: %v", err)
+	}
+	if len(b) == 0 { // base64 skips newlines, so "\n" decodes to nothing
+		return bad("empty")
+	}
+	if b[0] != cursorVersion {
+		return bad("unknown version %d", b[0])
+	}
+	b = b[1:]
+	n, k := binary.Uvarint(b)
+	switch {
+	case k <= 0:
+		return bad("truncated pane id length")
+	case n == 0 || n > maxPaneIDLen:
+		return bad("pane id length %d outside 1..%d", n, maxPaneIDLen)
+	case n > uint64(len(b)-k):
+		return bad("truncated pane id")
+	}
+	b = b[k:]
+	var c Cursor
+	c.PaneID, b = string(b[:n]), b[n:]
+	if !utf8.ValidString(c.PaneID) {
+		return bad("pane id is not UTF-8")
+	}
+	if c.Generation, k = binary.Uvarint(b); k <= 0 {
+		return bad("truncated generation")
+	}
+	b = b[k:]
+	off, k := binary.Uvarint(b)
+	if k <= 0 {
+		return bad("truncated offset")
+	}
+	if off > math.MaxInt64 {
+		return bad("offset %d out of range", off)
+	}
+	c.Offset = int64(off)
+	if len(b) > k {
+		return bad("%d trailing bytes", len(b)-k)
+	}
+	// Only one string may stand for a cursor (no padded varints).
+	if c.String() != s {
+		return bad("not in canonical form")
+	}
+	return c, nil
+}

@@ -1,0 +1,160 @@
+package pane
+
+import "sync"
+
+// A Stream is the output of one pane, as tmux delivered it, from the moment
+// tmcp started watching. It is safe for concurrent use: one goroutine
+// writes what tmux sends while any number read and wait.
+//
+// To wait for new output without polling and without missing a write, take
+// [Stream.Changed] first, then read the state, and only then block on the
+// channel:
+//
+//	for {
+//		changed := s.Changed()
+//		if s.End() > off {
+//			break // new bytes to read
+//		}
+//		if ended, _ := s.Closed(); ended {
+//			break
+//		}
+//		<-changed
+//	}
+type Stream struct {
+	paneID string
+	gen    uint64
+
+	mu      sync.Mutex
+	ring    *Ring
+	lost    int64
+	closed  bool
+	reason  string
+	changed chan struct{} // nil until someone waits; closed on the next change
+}
+
+// NewStream returns an open, empty stream for the pane with the given id.
+// The generation tells this stream apart from earlier and later streams of
+// the same pane id (a restarted watch, a respawned pane), so that a cursor
+// taken on one is never read against another. The stream keeps the last
+// ringSize bytes, or [DefaultRingSize] if ringSize is not positive.
+func NewStream(paneID string, generation uint64, ringSize int) *Stream {
+	return &Stream{paneID: paneID, gen: generation, ring: NewRing(ringSize)}
+}
+
+// PaneID returns the id of the pane, such as "%3".
+func (s *Stream) PaneID() string { return s.paneID }
+
+// Generation returns the generation given to [NewStream].
+func (s *Stream) Generation() uint64 { return s.gen }
+
+// Write appends bytes the pane wrote and wakes the waiters. Writes after
+// [Stream.Close] are ignored: the stream has ended.
+func (s *Stream) Write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.ring.Write(p)
+	s.wakeLocked()
+}
+
+// Lost records that tmux dropped n bytes of the pane's output before they
+// reached tmcp (a paused or lagging client), and wakes the waiters.
+// Lost bytes have no offsets: [Stream.End] does not move.
+func (s *Stream) Lost(n int64) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.lost += n
+	s.wakeLocked()
+}
+
+// Close marks the stream ended, because the pane died or is no longer
+// watched, and wakes the waiters. Bytes already written stay readable.
+// Only the first reason is kept.
+func (s *Stream) Close(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.reason = reason
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	// Left in place, closed, so that every later Changed returns at once.
+	close(s.changed)
+}
+
+// wakeLocked closes the channel of the current waiters, if any; the next
+// call to Changed makes a new one.
+func (s *Stream) wakeLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// Changed returns a channel that is closed by the next Write, Lost or
+// Close, or that is already closed if the stream has ended. Take it before
+// reading the state it guards, so that a change in between is not missed.
+func (s *Stream) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
+
+// Start returns the offset of the oldest byte still held.
+func (s *Stream) Start() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ring.Start()
+}
+
+// End returns the number of bytes written so far, which is the offset the
+// next byte will have.
+func (s *Stream) End() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ring.End()
+}
+
+// LostBytes returns the total recorded by [Stream.Lost].
+func (s *Stream) LostBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
+
+// Closed reports whether the stream has ended, and why.
+func (s *Stream) Closed() (closed bool, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed, s.reason
+}
+
+// Cursor returns a cursor at the end of the stream: reading from it gives
+// only what the pane writes next.
+func (s *Stream) Cursor() Cursor {
+	return Cursor{PaneID: s.paneID, Generation: s.gen, Offset: s.End()}
+}
+
+// ReadFrom reads the held bytes from offset off, as [Ring.ReadFrom] does.
+func (s *Stream) ReadFrom(off int64, limit int) (data []byte, next int64, missed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ring.ReadFrom(off, limit)
+}

@@ -1,0 +1,219 @@
+package pane
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"time"
+)
+
+// waitLimit bounds how long a test waits for a wake-up that must come.
+const waitLimit = 10 * time.Second
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestStreamChangeWakesWaitersTakenBeforeIt(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Stream)
+	}{
+		{"write", func(s *Stream) { s.Write([]byte("x")) }},
+		{"lost", func(s *Stream) { s.Lost(3) }},
+		{"close", func(s *Stream) { s.Close("pane died") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewStream("%1", 1, 0)
+			first, second := s.Changed(), s.Changed()
+			if isClosed(first) {
+				t.Fatal("Changed is closed before any change")
+			}
+			tt.change(s)
+			if !isClosed(first) || !isClosed(second) {
+				t.Errorf("after %s: channels closed = %v, %v; want both closed", tt.name, isClosed(first), isClosed(second))
+			}
+		})
+	}
+}
+
+func TestStreamNonChangesDoNotWake(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	ch := s.Changed()
+	s.Write(nil)
+	s.Lost(0)
+	s.Lost(-5)
+	if isClosed(ch) {
+		t.Error("an empty write or a non-positive loss woke the waiters")
+	}
+}
+
+func TestStreamWakesEachGenerationOfWaitersOnce(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	first := s.Changed()
+	s.Write([]byte("a"))
+	second := s.Changed()
+	if second == first || isClosed(second) {
+		t.Fatal("Changed after a write returned the spent channel")
+	}
+	s.Write([]byte("b"))
+	if !isClosed(second) {
+		t.Error("the second write did not wake the second waiter")
+	}
+}
+
+func TestStreamCloseEndsTheStream(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	s.Write([]byte("before"))
+	s.Close("pane died")
+	s.Close("detached")
+	s.Write([]byte("after"))
+	s.Lost(4)
+
+	if closed, reason := s.Closed(); !closed || reason != "pane died" {
+		t.Errorf("Closed() = %v, %q; want true, %q", closed, reason, "pane died")
+	}
+	if !isClosed(s.Changed()) {
+		t.Error("Changed after Close is not closed: a waiter would block forever")
+	}
+	if data, _, _ := s.ReadFrom(0, 0); string(data) != "before" {
+		t.Errorf("ReadFrom(0) after Close = %q; want %q", data, "before")
+	}
+	if s.LostBytes() != 0 {
+		t.Errorf("LostBytes after Close = %d; want 0", s.LostBytes())
+	}
+}
+
+func TestStreamAccessors(t *testing.T) {
+	s := NewStream("%7", 42, 4)
+	s.Write([]byte("abcdef"))
+	s.Lost(10)
+	s.Lost(5)
+	if s.PaneID() != "%7" || s.Generation() != 42 {
+		t.Errorf("PaneID, Generation = %q, %d; want %%7, 42", s.PaneID(), s.Generation())
+	}
+	if s.Start() != 2 || s.End() != 6 {
+		t.Errorf("Start, End = %d, %d; want 2, 6", s.Start(), s.End())
+	}
+	if s.LostBytes() != 15 {
+		t.Errorf("LostBytes = %d; want 15", s.LostBytes())
+	}
+	if closed, _ := s.Closed(); closed {
+		t.Error("a new stream reports Closed")
+	}
+	if c := s.Cursor(); c != (Cursor{PaneID: "%7", Generation: 42, Offset: 6}) {
+		t.Errorf("Cursor() = %+v; want pane %%7, generation 42, offset 6", c)
+	}
+	if data, next, missed := s.ReadFrom(0, 3); string(data) != "cde" || next != 5 || missed != 2 {
+		t.Errorf("ReadFrom(0, 3) = %q, %d, %d; want %q, 5, 2", data, next, missed, "cde")
+	}
+}
+
+func TestStreamWriteWithoutWaitersDoesNotAllocate(t *testing.T) {
+	s := NewStream("%1", 1, 64)
+	p := bytes.Repeat([]byte("x"), 64)
+	s.Write(p) // fill the ring
+	if n := testing.AllocsPerRun(100, func() { s.Write(p[:10]) }); n != 0 {
+		t.Errorf("Write to a full ring with nobody waiting allocated %v times; want 0", n)
+	}
+}
+
+// TestStreamConcurrentReadersSeeEveryByte has several writers and readers
+// at once; each reader follows the stream with Changed and must read every
+// byte, so a lost wake-up shows as a reader stuck until the time limit.
+func TestStreamConcurrentReadersSeeEveryByte(t *testing.T) {
+	const (
+		writers  = 4
+		writes   = 2000
+		readers  = 8
+		chunkLen = 3
+	)
+	total := int64(writers * writes * chunkLen)
+	s := NewStream("%1", 1, int(total)) // large enough that nothing is dropped
+
+	var wg sync.WaitGroup
+	counts := make([][writers]int, readers)
+	errs := make(chan string, readers)
+	for r := range readers {
+		wg.Go(func() {
+			var off int64
+			deadline := time.After(waitLimit)
+			for off < total {
+				changed := s.Changed()
+				data, next, missed := s.ReadFrom(off, 100)
+				if missed != 0 {
+					errs <- "a reader missed bytes in a ring that holds them all"
+					return
+				}
+				for _, b := range data {
+					counts[r][b-'a']++
+				}
+				off = next
+				if len(data) > 0 {
+					continue
+				}
+				select {
+				case <-changed:
+				case <-deadline:
+					errs <- "a reader was not woken: it stopped at an offset short of the end"
+					return
+				}
+			}
+		})
+	}
+	for w := range writers {
+		wg.Go(func() {
+			chunk := bytes.Repeat([]byte{byte('a' + w)}, chunkLen)
+			for range writes {
+				s.Write(chunk)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	for r := range readers {
+		for w := range writers {
+			if counts[r][w] != writes*chunkLen {
+				t.Errorf("reader %d saw %d bytes of writer %d; want %d", r, counts[r][w], w, writes*chunkLen)
+			}
+		}
+	}
+}
+
+// TestStreamCloseWakesEveryBlockedWaiter checks that waiters blocked on an
+// idle stream all return when it ends.
+func TestStreamCloseWakesEveryBlockedWaiter(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	var wg sync.WaitGroup
+	woken := make(chan struct{}, 16)
+	for range cap(woken) {
+		wg.Go(func() {
+			for {
+				changed := s.Changed()
+				if closed, _ := s.Closed(); closed {
+					woken <- struct{}{}
+					return
+				}
+				select {
+				case <-changed:
+				case <-time.After(waitLimit):
+					return
+				}
+			}
+		})
+	}
+	s.Close("pane died")
+	wg.Wait()
+	if len(woken) != cap(woken) {
+		t.Errorf("%d of %d waiters saw the stream end", len(woken), cap(woken))
+	}
+}
