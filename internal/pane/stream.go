@@ -30,7 +30,11 @@ type Stream struct {
 	closed  bool
 	reason  string
 	changed chan struct{} // nil until someone waits; closed on the next change
+	taps    map[*tap]struct{}
 }
+
+// tap is a function that sees every byte written to a stream.
+type tap struct{ fn func([]byte) }
 
 // NewStream returns an open, empty stream for the pane with the given id.
 // The generation tells this stream apart from earlier and later streams of
@@ -59,7 +63,30 @@ func (s *Stream) Write(p []byte) {
 		return
 	}
 	s.ring.Write(p)
+	for t := range s.taps {
+		t.fn(p)
+	}
 	s.wakeLocked()
+}
+
+// Tap calls fn with every byte written from now on, in order, until untap
+// is called. It returns the offset of the first byte fn will see. fn runs
+// with the stream locked, on the writer's goroutine: it must be quick and
+// must not call the stream. A tap sees every byte even when the ring,
+// which only keeps the most recent ones, overflows.
+func (s *Stream) Tap(fn func(p []byte)) (from int64, untap func()) {
+	t := &tap{fn: fn}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.taps == nil {
+		s.taps = map[*tap]struct{}{}
+	}
+	s.taps[t] = struct{}{}
+	return s.ring.End(), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.taps, t)
+	}
 }
 
 // Lost records that tmux dropped n bytes of the pane's output before they

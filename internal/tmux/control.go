@@ -43,6 +43,7 @@ type OutputEvent struct {
 	Data   []byte // bytes the pane's program wrote, unescaped
 	Paused bool   // tmux paused this pane's output: bytes were dropped
 	Ended  bool   // the stream ended: the pane's session or server is gone
+	Layout bool   // panes or windows came, went or changed (Pane is empty)
 }
 
 // controlClient is one `tmux -C attach` process. Commands are written one

@@ -171,6 +171,10 @@ func (p *replyParser) dispatch(n notification) {
 		default:
 			close(c.ready)
 		}
+	case lineLayout:
+		if c.onEvent != nil {
+			c.onEvent(OutputEvent{Layout: true})
+		}
 	case lineExit:
 		c.mu.Lock()
 		c.exitNote = string(n.data)

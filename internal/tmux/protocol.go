@@ -33,6 +33,7 @@ const (
 	linePause                  // %pause
 	lineExit                   // %exit
 	lineSessionChanged
+	lineLayout // a window or pane came, went or changed shape
 )
 
 // notification is one parsed line of control-mode output.
@@ -79,6 +80,8 @@ func parseNotification(line []byte) notification {
 		return notification{kind: lineExit, data: append([]byte(nil), rest...)}
 	case "%session-changed":
 		return notification{kind: lineSessionChanged, fields: stringFields(rest)}
+	case "%layout-change", "%window-close", "%unlinked-window-close", "%window-add", "%sessions-changed":
+		return notification{kind: lineLayout}
 	}
 	return notification{kind: lineOther}
 }

@@ -24,7 +24,8 @@ func TestParseNotification(t *testing.T) {
 		{"%pause %4", notification{kind: linePause, pane: "%4"}},
 		{"%exit too far behind", notification{kind: lineExit, data: []byte("too far behind")}},
 		{"%session-changed $1 main", notification{kind: lineSessionChanged, fields: []string{"$1", "main"}}},
-		{"%window-add @3", notification{kind: lineOther}},
+		{"%window-add @3", notification{kind: lineLayout}},
+		{"%window-renamed @3 x", notification{kind: lineOther}},
 		{"plain text", notification{kind: lineOther}},
 	}
 	for _, tt := range tests {

@@ -26,6 +26,16 @@ type streamSet struct {
 	clients  map[string]*controlClient // by session id
 	watchers map[string]*watcher       // by pane id
 	muted    map[*controlClient]map[string]bool
+	onLayout func()
+}
+
+// OnLayoutChange makes fn run whenever tmux reports, on a client carrying
+// pane output, that panes or windows came, went or changed shape: the cue
+// to check whether a watched pane has died. fn must not block.
+func (c *Client) OnLayoutChange(fn func()) {
+	c.streams.mu.Lock()
+	defer c.streams.mu.Unlock()
+	c.streams.onLayout = fn
 }
 
 type watcher struct {
@@ -122,6 +132,15 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 // deliver routes one event from an output client. It runs on the client's
 // reader, so what it asks of tmux is posted, never awaited.
 func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
+	if ev.Layout {
+		s.mu.Lock()
+		fn := s.onLayout
+		s.mu.Unlock()
+		if fn != nil {
+			fn()
+		}
+		return
+	}
 	s.mu.Lock()
 	w := s.watchers[ev.Pane]
 	if w == nil || w.session != session {

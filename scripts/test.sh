@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every check a change must pass: formatting, go vet, and the whole
+# test suite with the race detector, against real tmux.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go test -race -count=1 -timeout 10m ./...
