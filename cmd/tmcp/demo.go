@@ -41,6 +41,7 @@ func runDemo(w io.Writer) error {
 		tc.Close()
 	}()
 	srv := mcpserver.New(tc, mcpserver.Config{Tier: mcpserver.Destructive, Version: version})
+	defer srv.Close()
 	serverT, clientT := mcp.NewInMemoryTransports()
 	ss, err := srv.MCPServer(ctx).Connect(ctx, serverT, nil)
 	if err != nil {

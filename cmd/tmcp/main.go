@@ -23,6 +23,7 @@ import (
 
 	"github.com/tmcp/tmcp/internal/mcpserver"
 	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/wait"
 )
 
 // version is tmcp's version, set at build time with -ldflags "-X main.version=…".
@@ -58,7 +59,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "tmcp %s: an MCP server (stdio) for tmux\n\nUsage: tmcp [flags]\n\n", version)
 		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY  readonly | mutating (default) | destructive; anything else means readonly\n")
+		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY            readonly | mutating (default) | destructive; anything else means readonly\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 120)\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -95,7 +97,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer tc.Close()
-	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version})
+	ceiling, err := wait.ParseCeiling(os.Getenv("TMCP_WAIT_MAX_SECONDS"))
+	if err != nil {
+		return err
+	}
+	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling})
+	defer srv.Close()
 	switch {
 	case o.tools:
 		return printTools(stdout, srv, tier, recognised)

@@ -16,13 +16,6 @@ const (
 	MaxBytesCeiling = 1 << 20
 )
 
-// Truncation says what bounding dropped from the start of a text.
-type Truncation struct {
-	Truncated    bool `json:"truncated"`
-	DroppedLines int  `json:"droppedLines,omitempty"`
-	DroppedBytes int  `json:"droppedBytes,omitempty"`
-}
-
 // limits returns the effective bounds for requested values (0: default).
 func limits(maxLines, maxBytes int) (int, int) {
 	return clamp(maxLines, DefaultMaxLines, MaxLinesCeiling), clamp(maxBytes, DefaultMaxBytes, MaxBytesCeiling)
@@ -36,46 +29,6 @@ func clamp(v, def, ceiling int) int {
 		return ceiling
 	}
 	return v
-}
-
-// tail keeps the last lines of text within both bounds. A single line
-// longer than maxBytes keeps its end.
-func tail(lines []string, maxLines, maxBytes int) ([]string, Truncation) {
-	var tr Truncation
-	keep := len(lines)
-	size := 0
-	for i := len(lines) - 1; i >= 0; i-- {
-		n := len(lines[i]) + 1
-		if len(lines)-i > maxLines || size+n > maxBytes+1 {
-			break
-		}
-		size += n
-		keep = i
-	}
-	if keep == len(lines) && len(lines) > 0 {
-		// Not even the last line fits: keep its end.
-		last := lines[len(lines)-1]
-		cut := len(last) - maxBytes
-		for cut < len(last) && cut > 0 && !utf8Start(last[cut]) {
-			cut++
-		}
-		tr = Truncation{Truncated: true, DroppedLines: len(lines) - 1, DroppedBytes: byteCount(lines[:len(lines)-1]) + cut}
-		return []string{last[cut:]}, tr
-	}
-	if keep > 0 {
-		tr = Truncation{Truncated: true, DroppedLines: keep, DroppedBytes: byteCount(lines[:keep])}
-	}
-	return lines[keep:], tr
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-func byteCount(lines []string) int {
-	n := 0
-	for _, l := range lines {
-		n += len(l) + 1
-	}
-	return n
 }
 
 // trimTrailingBlank drops empty rows at the bottom of a screen capture.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
@@ -279,7 +280,7 @@ type capturePaneIn struct {
 type capturePaneOut struct {
 	PaneID string `json:"paneId"`
 	Lines  int    `json:"lines" jsonschema:"lines returned, in the second content block"`
-	Truncation
+	pane.Truncation
 }
 
 func (s *Server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in capturePaneIn) (*mcp.CallToolResult, capturePaneOut, error) {
@@ -292,7 +293,7 @@ func (s *Server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 		return nil, capturePaneOut{}, explain("capturing pane "+id, err)
 	}
 	maxLines, maxBytes := limits(in.MaxLines, in.MaxBytes)
-	lines, tr := tail(trimTrailingBlank(rows), maxLines, maxBytes)
+	lines, tr := pane.Tail(trimTrailingBlank(rows), maxLines, maxBytes)
 	out := capturePaneOut{PaneID: id, Lines: len(lines), Truncation: tr}
 	return textResult(out, strings.Join(lines, "\n")), out, nil
 }
@@ -330,6 +331,6 @@ func (s *Server) displayMessage(ctx context.Context, _ *mcp.CallToolRequest, in 
 		return nil, displayMessageOut{}, explain("expanding the format for "+target, err)
 	}
 	out := displayMessageOut{Target: target}
-	text, _ := tail(lines, DefaultMaxLines, DefaultMaxBytes)
+	text, _ := pane.Tail(lines, DefaultMaxLines, DefaultMaxBytes)
 	return textResult(out, strings.Join(text, "\n")), out, nil
 }

@@ -9,31 +9,47 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/wait"
 )
 
 // Config is what the command line decides about a server.
 type Config struct {
-	Tier    Tier   // the safety tier in force
-	Version string // tmcp's version, reported to clients
+	Tier    Tier          // the safety tier in force
+	Version string        // tmcp's version, reported to clients
+	Ceiling time.Duration // bound on every wait; 0 means wait.DefaultCeiling
 }
 
-// Server holds what the tools share: the tmux connection, the tier, and
-// the caller's pane once it has been looked for.
+// Server holds what the tools share: the tmux connection, the pane
+// streams, the waits, the tier, and the caller's pane once looked for.
 type Server struct {
-	tmux *tmux.Client
-	cfg  Config
+	tmux  *tmux.Client
+	hub   *pane.Hub
+	waits *wait.Service
+	cfg   Config
 
 	callerOnce sync.Once
 	caller     Caller
 }
 
-// New returns a Server for a tmux connection.
+// New returns a Server for a tmux connection. Close releases its streams.
 func New(tc *tmux.Client, cfg Config) *Server {
-	return &Server{tmux: tc, cfg: cfg}
+	if cfg.Ceiling <= 0 {
+		cfg.Ceiling = wait.DefaultCeiling
+	}
+	hub := pane.NewHub(tc)
+	return &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg}
+}
+
+// Close stops following jobs and streaming panes.
+func (s *Server) Close() {
+	s.waits.Close()
+	s.hub.Close()
 }
 
 // toolDef is one tool: its definition as clients see it, the tier it
@@ -55,6 +71,7 @@ func (s *Server) definitions() []toolDef {
 	var defs []toolDef
 	defs = append(defs, s.readTools()...)
 	defs = append(defs, s.writeTools()...)
+	defs = append(defs, s.waitTools()...)
 	defs = append(defs, s.killTools()...)
 	return defs
 }
@@ -94,6 +111,7 @@ func (s *Server) Tools() []ToolInfo {
 func (s *Server) Instructions(ctx context.Context) string {
 	var b strings.Builder
 	b.WriteString("tmcp drives a tmux server: find panes (list_panes; ids like %3), read them (capture_pane), type into them (send_keys, paste_text), and make sessions, windows and panes. ")
+	b.WriteString("To run a command and get its exit status and output, use run_command; to wait for a pane to print something, wait_for_text; to read only what is new, capture_since. ")
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
 	if c := s.callerPane(ctx); c.PaneID != "" {
 		fmt.Fprintf(&b, "You run inside pane %s (isCaller): do not type into or kill it. ", c.PaneID)

@@ -71,6 +71,7 @@ func (s *Server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 	if err != nil {
 		return nil, sentOut{}, explain("sending keys to pane "+id, err)
 	}
+	s.hub.Typed(id, in.Keys)
 	return nil, sentOut{PaneID: id, Bytes: len(in.Keys), Enter: enter}, nil
 }
 
@@ -91,6 +92,7 @@ func (s *Server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 	if err := s.tmux.Paste(ctx, id, in.Text, in.Bracketed == nil || *in.Bracketed); err != nil {
 		return nil, sentOut{}, explain("pasting into pane "+id, err)
 	}
+	s.hub.Typed(id, in.Text)
 	return nil, sentOut{PaneID: id, Bytes: len(in.Text)}, nil
 }
 

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	// tmcpPackage is the command under test, relative to the module root.
+	tmcpPackage = "./cmd/tmcp"
+	// buildTimeout bounds compiling it.
+	buildTimeout = 90 * time.Second
+	// tmcpTerminate is how long a tmcp whose stdin closed may take to exit
+	// before the SDK sends it SIGTERM.
+	tmcpTerminate = 2 * time.Second
+)
+
+// tmcpResult is what the benchmark measured of tmcp.
+type tmcpResult struct {
+	list, capture, start summary
+	// ping is an MCP round trip that reaches no tmux: what the protocol
+	// and the stdio transport cost each call.
+	ping summary
+	// processesStarted is how many tmux processes (children of tmcp) a
+	// childWatcher saw appear during cfg.n list_sessions calls.
+	processesStarted int
+}
+
+// buildTmcp compiles tmcp from the module enclosing the working directory
+// into dir and returns the binary's path.
+func buildTmcp(ctx context.Context, dir string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	out, err := childCommand(ctx, nil, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the module root: go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside the tmcp module: run `go run ./bench` from the module")
+	}
+	bin := filepath.Join(dir, "tmcp")
+	build := childCommand(ctx, nil, "go", "build", "-o", bin, tmcpPackage)
+	build.Dir = filepath.Dir(gomod)
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", tmcpPackage, err, out)
+	}
+	return bin, nil
+}
+
+// measureTmcp times list_sessions and capture_pane calls over one MCP
+// session with a tmcp process, then whole start-ups, each in a new one.
+func measureTmcp(ctx context.Context, bin string, srv *tmuxServer, cfg config) (res tmcpResult, err error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-bench", Version: "1"}, nil)
+	p, err := startTmcp(ctx, client, bin, srv)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if cerr := p.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+
+	listOnce := p.callOnce("list_sessions", nil, func(r *mcp.CallToolResult) error {
+		if b, _ := json.Marshal(r.StructuredContent); !bytes.Contains(b, []byte(`"sessionName":"`+sessionName+`"`)) {
+			return fmt.Errorf("list_sessions lacks session %q: %s", sessionName, b)
+		}
+		return nil
+	})
+	if res.list, err = sample(ctx, cfg.warmups, cfg.n, listOnce); err != nil {
+		return res, fmt.Errorf("tmcp list_sessions: %w", err)
+	}
+	// The watcher costs each call a little, so it watches calls of its own.
+	if res.processesStarted, err = countChildren(ctx, p.cmd.Process.Pid, cfg.n, listOnce); err != nil {
+		return res, fmt.Errorf("tmcp list_sessions, watched: %w", err)
+	}
+	if res.ping, err = sample(ctx, cfg.warmups, cfg.n, timed(func(ctx context.Context) error {
+		return p.session.Ping(ctx, nil)
+	})); err != nil {
+		return res, fmt.Errorf("MCP ping: %w", err)
+	}
+
+	captureOnce := p.callOnce("capture_pane", map[string]any{"paneId": srv.pane}, func(r *mcp.CallToolResult) error {
+		if text := resultText(r); !strings.Contains(text, lastRow()) {
+			return fmt.Errorf("capture_pane of %s lacks %q: %s", srv.pane, lastRow(), text)
+		}
+		return nil
+	})
+	if res.capture, err = sample(ctx, cfg.warmups, cfg.n, captureOnce); err != nil {
+		return res, fmt.Errorf("tmcp capture_pane: %w", err)
+	}
+
+	res.start, err = sample(ctx, cfg.startWarmups, cfg.starts, func(ctx context.Context) (time.Duration, error) {
+		return timeStart(ctx, client, bin, srv)
+	})
+	if err != nil {
+		return res, fmt.Errorf("tmcp start to tools/list: %w", err)
+	}
+	return res, nil
+}
+
+// timeStart starts tmcp, initializes an MCP session, lists the tools and
+// returns how long that took; closing the session is not timed.
+func timeStart(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer) (time.Duration, error) {
+	start := time.Now()
+	p, err := startTmcp(ctx, client, bin, srv)
+	if err != nil {
+		return 0, err
+	}
+	tools, err := p.session.ListTools(ctx, nil)
+	d := time.Since(start)
+	if cerr := p.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !slices.ContainsFunc(tools.Tools, func(t *mcp.Tool) bool { return t.Name == "list_sessions" }) {
+		return 0, fmt.Errorf("tools/list answered without list_sessions (%d tools)", len(tools.Tools))
+	}
+	return d, nil
+}
+
+// tmcpProcess is a tmcp binary started over stdio and the MCP session with it.
+type tmcpProcess struct {
+	cmd     *exec.Cmd
+	session *mcp.ClientSession
+	stderr  *bytes.Buffer // read only once the process has exited
+}
+
+// startTmcp starts bin against the private server and initializes a session.
+func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer) (*tmcpProcess, error) {
+	p := &tmcpProcess{cmd: childCommand(ctx, srv.env, bin, "-socket-path", srv.socket), stderr: new(bytes.Buffer)}
+	p.cmd.Stderr = p.stderr
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	p.session = session
+	return p, nil
+}
+
+// close ends the session, which closes tmcp's stdin and waits for it to exit.
+func (p *tmcpProcess) close() error {
+	if err := p.session.Close(); err != nil {
+		return fmt.Errorf("closing tmcp: %w: %s", err, strings.TrimSpace(p.stderr.String()))
+	}
+	return nil
+}
+
+// callOnce returns an iteration that calls a tool and times the call; the
+// reply is checked after the clock stops.
+func (p *tmcpProcess) callOnce(tool string, args map[string]any, check func(*mcp.CallToolResult) error) func(context.Context) (time.Duration, error) {
+	return func(ctx context.Context) (time.Duration, error) {
+		start := time.Now()
+		r, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		d := time.Since(start)
+		switch {
+		case err != nil:
+			return d, err
+		case r.IsError:
+			return d, fmt.Errorf("%s failed: %s", tool, resultText(r))
+		}
+		return d, check(r)
+	}
+}
+
+// resultText joins the text blocks of a tool result.
+func resultText(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,272 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/wait"
+)
+
+// Default waits, before the ceiling clamps them.
+const (
+	defaultRunTimeout     = 60 * time.Second
+	defaultWaitTimeout    = 30 * time.Second
+	defaultRunMaxLines    = 500
+	defaultWaitTailLines  = 100
+	defaultChannelTimeout = 30 * time.Second
+)
+
+func (s *Server) waitTools() []toolDef {
+	return []toolDef{
+		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
+			Description: "Run a shell command in a pane's shell and return its exit status and exactly its output (last lines kept, counts given). The text runs as written (quotes, tabs, heredocs, several lines), in a subshell. If it outlasts timeoutSeconds you get timedOut and a jobId for get_job; detach: true returns the jobId at once."}, s.runCommand),
+		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
+			Description: "Status and output of a run_command job; timeoutSeconds waits for it to finish first."}, s.getJob),
+		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
+			Description: "Wait until a pane prints a line matching one of patterns (literal, or RE2 with regex: true), or a stop pattern (a failure), or, with no patterns, any new output; idleSeconds ends it after that much quiet. Only output written after the call (or after cursor) counts, never old screen text or the echo of typed keys. Returns outcome, the matched line, the output tail, and a cursor."}, s.waitForText),
+		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
+			Description: "Wait for a tmux wait-for channel to be signalled (signal_channel, or `tmux wait-for -S NAME` in a pane)."}, s.waitForChannel),
+		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
+			Description: "Signal a tmux wait-for channel, waking its waiters."}, s.signalChannel),
+		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly("Capture since"),
+			Description: "Read only what a pane wrote since cursor, as lines, and a new cursor. Without a cursor: the screen and a cursor to start from."}, s.captureSince),
+	}
+}
+
+// waitTiming is reported by every wait.
+type waitTiming struct {
+	ElapsedSeconds          float64 `json:"elapsedSeconds"`
+	EffectiveTimeoutSeconds float64 `json:"effectiveTimeoutSeconds"`
+	TimeoutClamped          bool    `json:"timeoutClamped,omitempty" jsonschema:"the timeout asked for was above the ceiling (TMCP_WAIT_MAX_SECONDS)"`
+}
+
+func timing(elapsed time.Duration, t wait.Timeout) waitTiming {
+	return waitTiming{ElapsedSeconds: round3(elapsed.Seconds()), EffectiveTimeoutSeconds: t.Seconds(), TimeoutClamped: t.Clamped}
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// progressFunc sends MCP progress notifications when the client asked for
+// them with a progress token.
+func progressFunc(ctx context.Context, req *mcp.CallToolRequest, total time.Duration) func(time.Duration) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil
+	}
+	return func(elapsed time.Duration) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
+			Progress: round3(elapsed.Seconds()), Total: total.Seconds(), Message: "still waiting"})
+	}
+}
+
+type runCommandIn struct {
+	Command         string  `json:"command" jsonschema:"shell command text, run as written"`
+	PaneID          string  `json:"paneId,omitempty" jsonschema:"pane whose shell runs it; omitted: the only pane"`
+	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"how long to wait (default 60, clamped to the ceiling)"`
+	Detach          bool    `json:"detach,omitempty" jsonschema:"return the jobId at once"`
+	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"prefix a space so the shell keeps the line out of history"`
+	MaxLines        int     `json:"maxLines,omitempty" jsonschema:"last lines of output to return (default 500)"`
+	MaxBytes        int     `json:"maxBytes,omitempty" jsonschema:"bytes of output to return (default 32768)"`
+}
+
+type jobOut struct {
+	JobID      string `json:"jobId"`
+	PaneID     string `json:"paneId"`
+	Finished   bool   `json:"finished"`
+	Running    bool   `json:"running"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
+	ExitStatus *int   `json:"exitStatus,omitempty"`
+	PaneDied   bool   `json:"paneDied,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	TotalLines int    `json:"totalLines" jsonschema:"lines the command wrote"`
+	TotalBytes int    `json:"totalBytes"`
+	OutputLost bool   `json:"outputLost,omitempty" jsonschema:"tmux dropped some output"`
+	Lines      int    `json:"lines" jsonschema:"lines returned, in the second content block"`
+	pane.Truncation
+	waitTiming
+}
+
+func jobReply(r wait.JobResult, maxLines, maxBytes int, t wait.Timeout) (*mcp.CallToolResult, jobOut) {
+	r = r.Bounded(maxLines, maxBytes)
+	out := jobOut{JobID: r.JobID, PaneID: r.PaneID, Finished: r.Finished, Running: !r.Finished, TimedOut: r.TimedOut,
+		ExitStatus: r.ExitStatus, PaneDied: r.PaneDied, Reason: r.Reason, TotalLines: r.TotalLines, TotalBytes: r.TotalBytes,
+		OutputLost: r.OutputLost, Lines: len(r.Lines), Truncation: r.Truncation, waitTiming: timing(r.Elapsed, t)}
+	return textResult(out, strings.Join(r.Lines, "\n")), out
+}
+
+func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in runCommandIn) (*mcp.CallToolResult, jobOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, jobOut{}, err
+	}
+	t := s.waits.Clamp(in.TimeoutSeconds, defaultRunTimeout)
+	r, err := s.waits.Run(ctx, wait.RunRequest{PaneID: id, Command: in.Command, Timeout: t, Detach: in.Detach,
+		SuppressHistory: in.SuppressHistory, Progress: progressFunc(ctx, req, t.Duration)})
+	if err != nil {
+		return nil, jobOut{}, explain("running a command in pane "+id, err)
+	}
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
+	res, out := jobReply(r, maxLines, maxBytes, t)
+	return res, out, nil
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+type getJobIn struct {
+	JobID          string  `json:"jobId"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"wait this long for the job to finish (default 0: answer now)"`
+	MaxLines       int     `json:"maxLines,omitempty" jsonschema:"last lines of output to return (default 500)"`
+	MaxBytes       int     `json:"maxBytes,omitempty"`
+}
+
+func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in getJobIn) (*mcp.CallToolResult, jobOut, error) {
+	t := wait.Timeout{}
+	if in.TimeoutSeconds > 0 {
+		t = s.waits.Clamp(in.TimeoutSeconds, 0)
+	}
+	r, err := s.waits.Job(ctx, in.JobID, t, progressFunc(ctx, req, t.Duration))
+	if err != nil {
+		return nil, jobOut{}, err
+	}
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
+	res, out := jobReply(r, maxLines, maxBytes, t)
+	return res, out, nil
+}
+
+type waitForTextIn struct {
+	PaneID         string   `json:"paneId,omitempty" jsonschema:"pane to watch; omitted: the only pane"`
+	Patterns       []string `json:"patterns,omitempty" jsonschema:"success patterns; omitted: any new output"`
+	Stop           []string `json:"stop,omitempty" jsonschema:"failure patterns, checked first"`
+	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2 expressions, matched per line"`
+	MatchCase      *bool    `json:"matchCase,omitempty" jsonschema:"case-sensitive (default true)"`
+	IdleSeconds    float64  `json:"idleSeconds,omitempty" jsonschema:"end once the pane is quiet this long"`
+	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30, clamped to the ceiling"`
+	Cursor         string   `json:"cursor,omitempty" jsonschema:"resume after a cursor from wait_for_text or capture_since"`
+	MaxLines       int      `json:"maxLines,omitempty" jsonschema:"tail lines returned (default 100)"`
+	MaxBytes       int      `json:"maxBytes,omitempty"`
+}
+
+type waitForTextOut struct {
+	Outcome         string `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, output_lost or cancelled"`
+	Matched         string `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait"`
+	Pattern         string `json:"pattern,omitempty"`
+	Cursor          string `json:"cursor" jsonschema:"pass to the next wait_for_text or capture_since"`
+	AlreadyOnScreen bool   `json:"alreadyOnScreen,omitempty" jsonschema:"a pattern matched text already on screen before the wait (not counted)"`
+	AlternateScreen bool   `json:"alternateScreen,omitempty" jsonschema:"a full-screen program owns the pane"`
+	CursorReset     bool   `json:"cursorReset,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+	Lines           int    `json:"lines" jsonschema:"output tail lines, in the second content block"`
+	ScreenLines     int    `json:"screenLines,omitempty" jsonschema:"screen rows after the tail, when nothing matched"`
+	pane.Truncation
+	waitTiming
+}
+
+func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, waitForTextOut{}, err
+	}
+	t := s.waits.Clamp(in.TimeoutSeconds, defaultWaitTimeout)
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultWaitTailLines), in.MaxBytes)
+	r, err := s.waits.WaitForText(ctx, wait.TextRequest{PaneID: id, Patterns: in.Patterns, Stop: in.Stop, Regex: in.Regex,
+		MatchCase: in.MatchCase == nil || *in.MatchCase, Idle: seconds(in.IdleSeconds), Timeout: t, Cursor: in.Cursor,
+		MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)})
+	if err != nil {
+		return nil, waitForTextOut{}, explain("waiting on pane "+id, err)
+	}
+	out := waitForTextOut{Outcome: r.Outcome, Matched: r.Matched, Pattern: r.Pattern, Cursor: r.Cursor,
+		AlreadyOnScreen: r.AlreadyOnScreen, AlternateScreen: r.AlternateScreen, CursorReset: r.CursorReset, Reason: r.Reason,
+		Lines: len(r.Lines), ScreenLines: len(r.Screen), Truncation: r.Truncation, waitTiming: timing(r.Elapsed, t)}
+	text := strings.Join(r.Lines, "\n")
+	if len(r.Screen) > 0 {
+		text += "\n--- screen ---\n" + strings.Join(r.Screen, "\n")
+	}
+	return textResult(out, text), out, nil
+}
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+type channelIn struct {
+	Channel        string  `json:"channel" jsonschema:"channel name: 1-128 of A-Z a-z 0-9 _ . : -"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 30, clamped to the ceiling"`
+}
+
+type channelOut struct {
+	Outcome string `json:"outcome" jsonschema:"signalled, timeout, server_gone or cancelled"`
+	waitTiming
+}
+
+func (s *Server) waitForChannel(ctx context.Context, _ *mcp.CallToolRequest, in channelIn) (*mcp.CallToolResult, channelOut, error) {
+	t := s.waits.Clamp(in.TimeoutSeconds, defaultChannelTimeout)
+	r, err := s.waits.WaitForChannel(ctx, in.Channel, t)
+	if err != nil {
+		return nil, channelOut{}, explain("waiting on channel "+in.Channel, err)
+	}
+	return nil, channelOut{Outcome: r.Outcome, waitTiming: timing(r.Elapsed, t)}, nil
+}
+
+type signalIn struct {
+	Channel string `json:"channel" jsonschema:"channel name: 1-128 of A-Z a-z 0-9 _ . : -"`
+}
+
+type signalOut struct {
+	Signalled string `json:"signalled"`
+}
+
+func (s *Server) signalChannel(ctx context.Context, _ *mcp.CallToolRequest, in signalIn) (*mcp.CallToolResult, signalOut, error) {
+	if err := s.waits.SignalChannel(ctx, in.Channel); err != nil {
+		return nil, signalOut{}, explain("signalling channel "+in.Channel, err)
+	}
+	return nil, signalOut{Signalled: in.Channel}, nil
+}
+
+type captureSinceIn struct {
+	PaneID   string `json:"paneId,omitempty" jsonschema:"pane to read; omitted: the cursor's pane, or the only pane"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"from an earlier capture_since or wait_for_text; omitted: start now"`
+	MaxLines int    `json:"maxLines,omitempty" jsonschema:"last lines returned (default 200)"`
+	MaxBytes int    `json:"maxBytes,omitempty"`
+}
+
+type captureSinceOut struct {
+	Cursor          string `json:"cursor" jsonschema:"pass to the next capture_since"`
+	Lines           int    `json:"lines" jsonschema:"new complete lines, in the second content block"`
+	Partial         string `json:"partial,omitempty" jsonschema:"the unfinished last line (a prompt); returned again once finished"`
+	ScreenLines     int    `json:"screenLines,omitempty" jsonschema:"screen rows sent instead of lines: no cursor, a reset, or a full-screen program"`
+	MissedBytes     int64  `json:"missedBytes,omitempty" jsonschema:"bytes after the cursor no longer held"`
+	Reset           bool   `json:"reset,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+	AlternateScreen bool   `json:"alternateScreen,omitempty"`
+	pane.Truncation
+}
+
+func (s *Server) captureSince(ctx context.Context, _ *mcp.CallToolRequest, in captureSinceIn) (*mcp.CallToolResult, captureSinceOut, error) {
+	id := in.PaneID
+	if in.Cursor == "" || id != "" {
+		var err error
+		if id, err = s.pane(ctx, in.PaneID); err != nil {
+			return nil, captureSinceOut{}, err
+		}
+	}
+	maxLines, maxBytes := limits(in.MaxLines, in.MaxBytes)
+	r, err := s.waits.CaptureSince(ctx, id, in.Cursor, maxLines, maxBytes)
+	if err != nil {
+		return nil, captureSinceOut{}, explain("reading pane "+orAll(id)+" since the cursor", err)
+	}
+	out := captureSinceOut{Cursor: r.Cursor, Lines: len(r.Lines), Partial: r.Partial, ScreenLines: len(r.Screen),
+		MissedBytes: r.MissedBytes, Reset: r.Reset, Reason: r.Reason, AlternateScreen: r.AlternateScreen, Truncation: r.Truncation}
+	text := strings.Join(r.Lines, "\n")
+	if len(r.Screen) > 0 {
+		text = strings.Join(r.Screen, "\n")
+		out.Lines = 0
+	}
+	return textResult(out, text), out, nil
+}

@@ -1,0 +1,281 @@
+package pane
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+const (
+	// typedMemory is how long text tmcp typed into a pane is remembered, so
+	// that its echo is not taken for output.
+	typedMemory = 5 * time.Second
+	// maxTyped bounds the lines remembered per pane.
+	maxTyped = 32
+)
+
+// Hub keeps one Stream for each pane that something is waiting on or
+// reading, fed by the tmux connection's %output, and stops a pane's stream
+// once nobody has needed it for its linger time, so panes nobody watches
+// run at full speed. It also remembers what tmcp typed into each pane.
+type Hub struct {
+	tc *tmux.Client
+
+	mu      sync.Mutex
+	panes   map[string]*watched
+	typed   map[string][]typedLine
+	closed  bool
+	onCheck func() // set by tests
+}
+
+// watched is one pane's stream and what keeps it alive.
+type watched struct {
+	stream *Stream
+	pid    int // the pane's process when the stream began
+	refs   int
+	until  time.Time // linger deadline once refs is zero
+	timer  *time.Timer
+	stop   func()
+}
+
+type typedLine struct {
+	text string
+	at   time.Time
+}
+
+// NewHub returns a Hub that streams panes of tc's server.
+func NewHub(tc *tmux.Client) *Hub {
+	h := &Hub{tc: tc, panes: map[string]*watched{}, typed: map[string][]typedLine{}}
+	tc.OnLayoutChange(func() { go h.checkPanes() })
+	return h
+}
+
+// Acquire returns the stream of a pane, starting it if needed, and a
+// release func. After release the stream goes on for linger, so a cursor
+// read again soon continues where it stopped.
+func (h *Hub) Acquire(ctx context.Context, paneID string, linger time.Duration) (*Stream, func(), error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, nil, fmt.Errorf("streaming pane %s: shutting down", paneID)
+	}
+	if w := h.panes[paneID]; w != nil {
+		if closed, _ := w.stream.Closed(); !closed {
+			w.refs++
+			h.mu.Unlock()
+			return w.stream, h.releaser(paneID, w, linger), nil
+		}
+		h.mu.Unlock()
+		h.end(paneID, w, "")
+	} else {
+		h.mu.Unlock()
+	}
+
+	info, err := h.tc.PaneInfo(ctx, paneID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if info.Dead {
+		return nil, nil, fmt.Errorf("pane %s is dead (exit status %d)", paneID, info.DeadStatus)
+	}
+	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
+	stop, err := h.tc.Watch(ctx, paneID, func(ev tmux.OutputEvent) {
+		switch {
+		case ev.Ended:
+			s.Close("the pane's session or server went away")
+		case ev.Paused:
+			s.Lost(1) // tmux does not say how much; at least one byte
+		default:
+			s.Write(ev.Data)
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &watched{stream: s, pid: info.PID, refs: 1, stop: stop}
+	h.mu.Lock()
+	if other := h.panes[paneID]; other != nil {
+		// Raced with another Acquire: tmux streams a pane to one watcher.
+		h.mu.Unlock()
+		stop()
+		return h.Acquire(ctx, paneID, linger)
+	}
+	h.panes[paneID] = w
+	h.mu.Unlock()
+	return s, h.releaser(paneID, w, linger), nil
+}
+
+func (h *Hub) releaser(paneID string, w *watched, linger time.Duration) func() {
+	var once sync.Once
+	return func() { once.Do(func() { h.release(paneID, w, linger) }) }
+}
+
+func (h *Hub) release(paneID string, w *watched, linger time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w.refs--
+	if until := time.Now().Add(linger); until.After(w.until) {
+		w.until = until
+	}
+	if w.refs > 0 {
+		return
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.timer = time.AfterFunc(time.Until(w.until), func() { h.expire(paneID, w) })
+}
+
+// expire ends a stream whose linger ran out with nobody holding it.
+func (h *Hub) expire(paneID string, w *watched) {
+	h.mu.Lock()
+	if w.refs > 0 || time.Now().Before(w.until) || h.panes[paneID] != w {
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	h.end(paneID, w, "not read for a while: the stream was stopped")
+}
+
+// end forgets a pane's stream, stops its tmux watch and closes it (a
+// stream already closed keeps its first reason).
+func (h *Hub) end(paneID string, w *watched, reason string) {
+	h.mu.Lock()
+	if h.panes[paneID] == w {
+		delete(h.panes, paneID)
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	h.mu.Unlock()
+	w.stop()
+	w.stream.Close(reason)
+}
+
+// Stream returns the live stream of a pane, if there is one.
+func (h *Hub) Stream(paneID string) *Stream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.panes[paneID]; w != nil {
+		return w.stream
+	}
+	return nil
+}
+
+// StartPID returns the pane process a stream began with: a different pid
+// now means the pane was respawned.
+func (h *Hub) StartPID(paneID string, generation uint64) (int, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.panes[paneID]; w != nil && w.stream.Generation() == generation {
+		return w.pid, true
+	}
+	return 0, false
+}
+
+// checkPanes closes the streams of panes that died or went away; it runs
+// when tmux reports that the layout changed.
+func (h *Hub) checkPanes() {
+	h.mu.Lock()
+	ids := make([]string, 0, len(h.panes))
+	for id := range h.panes {
+		ids = append(ids, id)
+	}
+	fn := h.onCheck
+	h.mu.Unlock()
+	if fn != nil {
+		defer fn()
+	}
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tmux.DefaultCommandTimeout)
+	defer cancel()
+	panes, err := h.tc.ListPanes(ctx, "", "")
+	if err != nil {
+		return
+	}
+	alive := map[string]tmux.Pane{}
+	for _, p := range panes {
+		alive[p.ID] = p
+	}
+	for _, id := range ids {
+		h.CheckPane(id, alive[id])
+	}
+}
+
+// CheckPane closes a pane's stream if p (its state, or the zero Pane when
+// it is gone) shows it dead, gone or respawned.
+func (h *Hub) CheckPane(id string, p tmux.Pane) {
+	h.mu.Lock()
+	w := h.panes[id]
+	h.mu.Unlock()
+	if w == nil {
+		return
+	}
+	switch {
+	case p.ID == "":
+		h.end(id, w, "the pane was closed")
+	case p.Dead:
+		h.end(id, w, fmt.Sprintf("the pane's process exited with status %d", p.DeadStatus))
+	case p.PID != w.pid:
+		h.end(id, w, "the pane was respawned")
+	}
+}
+
+// Typed records text tmcp typed into a pane, so that waits can tell the
+// shell's echo of it from the output of what it ran.
+func (h *Hub) Typed(paneID, text string) {
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lines := h.typed[paneID]
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, typedLine{text: l, at: now})
+		}
+	}
+	if len(lines) > maxTyped {
+		lines = lines[len(lines)-maxTyped:]
+	}
+	h.typed[paneID] = lines
+}
+
+// RecentlyTyped returns the lines typed into a pane in the last few
+// seconds, oldest first.
+func (h *Hub) RecentlyTyped(paneID string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	cutoff := time.Now().Add(-typedMemory)
+	for _, l := range h.typed[paneID] {
+		if l.at.After(cutoff) {
+			out = append(out, l.text)
+		}
+	}
+	return out
+}
+
+// Close stops every stream.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	h.closed = true
+	panes := h.panes
+	h.panes = map[string]*watched{}
+	h.mu.Unlock()
+	for id, w := range panes {
+		h.end(id, w, "tmcp is shutting down")
+	}
+}
+
+func randomGeneration() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}

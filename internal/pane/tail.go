@@ -1,0 +1,97 @@
+package pane
+
+// Truncation says what bounding dropped from the start of a text.
+type Truncation struct {
+	Truncated    bool `json:"truncated"`
+	DroppedLines int  `json:"droppedLines,omitempty"`
+	DroppedBytes int  `json:"droppedBytes,omitempty"`
+}
+
+// Tail keeps the last lines within both bounds (a line costs its length
+// plus one). When not even the last line fits, the end of it is kept.
+func Tail(lines []string, maxLines, maxBytes int) ([]string, Truncation) {
+	keep, size := len(lines), 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		n := len(lines[i]) + 1
+		if len(lines)-i > maxLines || size+n > maxBytes+1 {
+			break
+		}
+		size += n
+		keep = i
+	}
+	if keep == len(lines) && len(lines) > 0 {
+		last := lines[len(lines)-1]
+		cut := max(len(last)-maxBytes, 0)
+		for cut < len(last) && cut > 0 && last[cut]&0xC0 == 0x80 {
+			cut++ // do not start inside a UTF-8 character
+		}
+		return []string{last[cut:]}, Truncation{Truncated: true, DroppedLines: len(lines) - 1, DroppedBytes: byteCount(lines[:len(lines)-1]) + cut}
+	}
+	if keep == 0 {
+		return lines, Truncation{}
+	}
+	return lines[keep:], Truncation{Truncated: true, DroppedLines: keep, DroppedBytes: byteCount(lines[:keep])}
+}
+
+func byteCount(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	return n
+}
+
+// TailBuffer keeps the last lines of a text that arrives line by line,
+// within a line and a byte bound, and counts everything it saw, so that a
+// long output costs bounded memory and is reported with its true size.
+type TailBuffer struct {
+	maxLines, maxBytes int
+	lines              []string
+	head               int // index of the oldest kept line in lines
+	bytes              int // bytes of the kept lines, newline included
+	totalLines         int
+	totalBytes         int
+}
+
+// NewTailBuffer returns a buffer keeping at most maxLines lines and
+// maxBytes bytes.
+func NewTailBuffer(maxLines, maxBytes int) *TailBuffer {
+	return &TailBuffer{maxLines: maxLines, maxBytes: maxBytes}
+}
+
+// Add appends one line.
+func (b *TailBuffer) Add(line string) {
+	b.totalLines++
+	b.totalBytes += len(line) + 1
+	b.lines = append(b.lines, line)
+	b.bytes += len(line) + 1
+	for len(b.lines)-b.head > b.maxLines || b.bytes > b.maxBytes+1 && len(b.lines)-b.head > 1 {
+		b.bytes -= len(b.lines[b.head]) + 1
+		b.lines[b.head] = ""
+		b.head++
+	}
+	if b.head > len(b.lines)/2 && b.head > 64 {
+		b.lines = append([]string(nil), b.lines[b.head:]...)
+		b.head = 0
+	}
+}
+
+// Lines returns the kept lines, oldest first.
+func (b *TailBuffer) Lines() []string { return b.lines[b.head:] }
+
+// TotalLines and TotalBytes count every line added, kept or not.
+func (b *TailBuffer) TotalLines() int { return b.totalLines }
+
+// TotalBytes counts the bytes of every line added, a newline each.
+func (b *TailBuffer) TotalBytes() int { return b.totalBytes }
+
+// Bounded returns the last lines within tighter bounds, with what was
+// dropped counted against everything ever added.
+func (b *TailBuffer) Bounded(maxLines, maxBytes int) ([]string, Truncation) {
+	lines, _ := Tail(b.Lines(), maxLines, maxBytes)
+	droppedLines, droppedBytes := b.totalLines-len(lines), b.totalBytes-byteCount(lines)
+	if droppedLines == 0 && droppedBytes == 0 {
+		return lines, Truncation{}
+	}
+	return lines, Truncation{Truncated: true, DroppedLines: droppedLines, DroppedBytes: droppedBytes}
+}

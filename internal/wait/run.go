@@ -1,0 +1,428 @@
+package wait
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+const (
+	// jobTailLines and jobTailBytes bound what a job keeps of its output:
+	// the last lines, with the counts of everything.
+	jobTailLines = 10000
+	jobTailBytes = 1 << 20
+	// maxFinishedJobs bounds how many finished jobs are kept for get_job.
+	maxFinishedJobs = 128
+	// markerPrefix starts the token in the invisible markers of a run.
+	markerPrefix = "tmcp-"
+)
+
+// shells are the programs run_command can type into: POSIX-like shells.
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
+	"ash": true, "busybox": true, "yash": true, "posh": true, "loksh": true, "oksh": true}
+
+// RunRequest is a command to run in a pane's shell.
+type RunRequest struct {
+	PaneID          string
+	Command         string
+	Timeout         Timeout
+	Detach          bool // return the job id at once
+	SuppressHistory bool // a leading space keeps the typed line out of history
+	Progress        func(elapsed time.Duration)
+}
+
+// JobResult is what is known of a job.
+type JobResult struct {
+	JobID      string
+	PaneID     string
+	Command    string
+	Finished   bool
+	ExitStatus *int
+	PaneDied   bool
+	Reason     string
+	TimedOut   bool // the call's wait ran out; the command goes on
+	Lines      []string
+	Truncation pane.Truncation
+	TotalLines int
+	TotalBytes int
+	OutputLost bool // tmux dropped some of the output
+	Elapsed    time.Duration
+}
+
+// job is one command run in a pane. Its output is taken from the pane's
+// byte stream between two invisible OSC 133 markers that carry a token
+// only this job knows, so neither the echo of the typed line, nor the
+// prompt, nor earlier screen content can be mistaken for it.
+type job struct {
+	id, paneID, command string
+	started             time.Time
+
+	mu         sync.Mutex
+	running    bool // the start marker was seen
+	finished   bool
+	status     int
+	died       bool
+	reason     string
+	lost       bool
+	tail       *pane.TailBuffer
+	startPart  string // the unfinished line when the start marker came
+	finishedAt time.Time
+	done       chan struct{}
+}
+
+// Run runs a command in a pane's shell and waits for it within its
+// timeout; a command that outlasts the wait goes on as a job.
+func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
+	start := time.Now()
+	if strings.IndexByte(req.Command, 0) >= 0 {
+		return JobResult{}, errors.New("command contains a NUL byte")
+	}
+	if strings.TrimSpace(req.Command) == "" {
+		return JobResult{}, errors.New("command is empty")
+	}
+	info, err := s.tc.PaneInfo(ctx, req.PaneID)
+	if err != nil {
+		return JobResult{}, err
+	}
+	if err := runnable(info); err != nil {
+		return JobResult{}, err
+	}
+	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
+		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{})}
+	if holder := s.jobs.claim(j); holder != nil {
+		return JobResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
+	}
+	stream, release, err := s.hub.Acquire(ctx, req.PaneID, 0)
+	if err != nil {
+		s.jobs.abandon(j)
+		return JobResult{}, err
+	}
+	f := newFeed()
+	from, untap := stream.Tap(f.write)
+	go s.follow(j, stream, f, from, func() { untap(); release() })
+
+	buffer := markerPrefix + j.id
+	if err := s.send(ctx, req, buffer, j); err != nil {
+		j.end(false, 0, "the command could not be typed: "+err.Error())
+		return JobResult{}, err
+	}
+	if req.Detach {
+		return j.result(false, 0, 0, time.Since(start)), nil
+	}
+	return s.await(ctx, j, req.Timeout, req.Progress, start), nil
+}
+
+// runnable says why a pane cannot take a command, if it cannot.
+func runnable(p tmux.Pane) error {
+	switch {
+	case p.Dead:
+		return fmt.Errorf("pane %s is dead (exit status %d); call respawn_pane or use another pane", p.ID, p.DeadStatus)
+	case p.InMode:
+		return fmt.Errorf("pane %s is in %s; leave it first (send_keys with keys \"q\" and enter: false), then run the command", p.ID, p.Mode)
+	case !shells[path.Base(strings.TrimPrefix(p.Command, "-"))]:
+		return fmt.Errorf("pane %s runs %q, not a shell at its prompt: run_command needs a POSIX shell (sh, bash, zsh…); use send_keys to drive %s, or wait for it to finish", p.ID, p.Command, p.Command)
+	}
+	return nil
+}
+
+// send puts the wrapper script in a tmux buffer and types the one short
+// line that runs it. The command itself never passes through the line
+// editor: the wrapper reads it back from the buffer with the same tmux
+// binary and socket tmcp uses, and runs it in a subshell.
+func (s *Service) send(ctx context.Context, req RunRequest, buffer string, j *job) error {
+	if _, err := s.tc.Run(ctx, "set-buffer", "-b", buffer, "--", wrapper(req.Command, buffer)); err != nil {
+		return err
+	}
+	line := fmt.Sprintf(`(eval "$(%s -S %s save-buffer -b %s - \; delete-buffer -b %s)")`,
+		shellQuote(s.tc.Binary()), shellQuote(s.tc.SocketPath()), buffer, buffer)
+	if req.SuppressHistory {
+		line = " " + line
+	}
+	s.hub.Typed(req.PaneID, line)
+	if err := s.tc.SendKeys(ctx, req.PaneID, true, line); err != nil {
+		return err
+	}
+	return s.tc.SendKeys(ctx, req.PaneID, false, "Enter")
+}
+
+// wrapper is the script the typed line runs: it marks the start, runs the
+// command in a subshell (so exit cannot end the pane's shell), and marks
+// the end with the status. C-c reaches the command; the trap still marks
+// the end, with 130.
+func wrapper(command, token string) string {
+	return fmt.Sprintf(`printf '\033]133;C;%[1]s\007'
+trap 'printf "\033]133;D;130;%[1]s\007"; exit 130' INT
+tmcp_command=%[2]s
+(eval "$tmcp_command")
+printf '\033]133;D;%%s;%[1]s\007' "$?"
+`, token, shellQuote(command))
+}
+
+// shellQuote quotes s for a POSIX shell as one word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// follow consumes the pane's output for a job until it ends.
+func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done func()) {
+	defer done()
+	defer s.jobs.release(j)
+	token := markerPrefix + j.id
+	dec := pane.NewDecoder(from)
+	lostAtStart := stream.LostBytes()
+	liveness := time.NewTicker(livenessEvery)
+	defer liveness.Stop()
+	for {
+		changed := stream.Changed()
+		if data := f.take(); len(data) > 0 {
+			if j.consume(dec, data, token) {
+				return
+			}
+			continue
+		}
+		if stream.LostBytes() > lostAtStart {
+			j.mu.Lock()
+			j.lost = true
+			j.mu.Unlock()
+		}
+		if closed, reason := stream.Closed(); closed {
+			j.end(true, 0, reason)
+			return
+		}
+		select {
+		case <-f.ready:
+		case <-changed:
+		case <-j.done:
+			return
+		case <-liveness.C:
+			s.checkPane(context.Background(), j.paneID)
+		}
+	}
+}
+
+// consume decodes output and reports whether the job has finished.
+func (j *job) consume(dec *pane.Decoder, data []byte, token string) (finished bool) {
+	dec.Decode(data, func(ev pane.Event) {
+		if finished {
+			return
+		}
+		switch ev.Kind {
+		case pane.EventOSC:
+			fields := strings.Split(ev.Text, ";")
+			if len(fields) < 3 || fields[0] != "133" || fields[len(fields)-1] != token {
+				return
+			}
+			switch {
+			case fields[1] == "C":
+				j.mu.Lock()
+				j.running, j.startPart = true, dec.Partial()
+				j.mu.Unlock()
+			case fields[1] == "D" && len(fields) == 4:
+				status, _ := strconv.Atoi(fields[2])
+				if last := strings.TrimPrefix(dec.Partial(), j.startPart); last != "" {
+					j.add(last)
+				}
+				j.end(false, status, "")
+				finished = true
+			}
+		case pane.EventLine:
+			j.mu.Lock()
+			running := j.running
+			j.mu.Unlock()
+			if running {
+				j.add(ev.Text)
+			}
+		}
+	})
+	return finished
+}
+
+func (j *job) add(line string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.startPart != "" {
+		line, j.startPart = strings.TrimPrefix(line, j.startPart), ""
+	}
+	j.tail.Add(line)
+}
+
+// end records how the job ended, once.
+func (j *job) end(died bool, status int, reason string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.finished {
+		return
+	}
+	j.finished, j.died, j.status, j.reason, j.finishedAt = true, died, status, reason, time.Now()
+	close(j.done)
+}
+
+// await waits for a job to finish within timeout, or the caller to leave.
+func (s *Service) await(ctx context.Context, j *job, timeout Timeout, fn func(time.Duration), start time.Time) JobResult {
+	t := time.NewTimer(timeout.Duration - time.Since(start))
+	defer t.Stop()
+	defer progress(fn, start)()
+	select {
+	case <-j.done:
+		return j.result(false, 0, 0, time.Since(start))
+	case <-t.C:
+		return j.result(true, 0, 0, time.Since(start))
+	case <-ctx.Done():
+		return j.result(false, 0, 0, time.Since(start))
+	}
+}
+
+// result reports the job; maxLines and maxBytes of 0 keep everything held.
+func (j *job) result(timedOut bool, maxLines, maxBytes int, elapsed time.Duration) JobResult {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if maxLines <= 0 {
+		maxLines = jobTailLines
+	}
+	if maxBytes <= 0 {
+		maxBytes = jobTailBytes
+	}
+	r := JobResult{JobID: j.id, PaneID: j.paneID, Command: j.command, Finished: j.finished, PaneDied: j.died,
+		Reason: j.reason, TimedOut: timedOut && !j.finished, OutputLost: j.lost,
+		TotalLines: j.tail.TotalLines(), TotalBytes: j.tail.TotalBytes(), Elapsed: elapsed}
+	if j.finished {
+		r.Elapsed = j.finishedAt.Sub(j.started)
+		if !j.died && j.reason == "" {
+			status := j.status
+			r.ExitStatus = &status
+		}
+	}
+	r.Lines, r.Truncation = j.tail.Bounded(maxLines, maxBytes)
+	return r
+}
+
+// Bounded trims a job result's lines to tighter bounds.
+func (r JobResult) Bounded(maxLines, maxBytes int) JobResult {
+	lines, tr := pane.Tail(r.Lines, maxLines, maxBytes)
+	if tr.Truncated {
+		r.Truncation = pane.Truncation{Truncated: true, DroppedLines: r.TotalLines - len(lines), DroppedBytes: r.TotalBytes - bytesOf(lines)}
+	}
+	r.Lines = lines
+	return r
+}
+
+func bytesOf(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	return n
+}
+
+// Job reports a job, first waiting up to timeout for it to finish.
+func (s *Service) Job(ctx context.Context, id string, timeout Timeout, fn func(time.Duration)) (JobResult, error) {
+	j := s.jobs.get(id)
+	if j == nil {
+		return JobResult{}, fmt.Errorf("no job %q: job ids come from run_command, and finished jobs are kept only for the last %d runs", id, maxFinishedJobs)
+	}
+	if timeout.Duration <= 0 {
+		return j.result(false, 0, 0, time.Since(j.started)), nil
+	}
+	r := s.await(ctx, j, timeout, fn, time.Now())
+	r.Elapsed = time.Since(j.started)
+	if r.Finished {
+		r.Elapsed = j.finishedAtDuration()
+	}
+	return r, nil
+}
+
+func (j *job) finishedAtDuration() time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.finishedAt.Sub(j.started)
+}
+
+func newJobID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// brief shortens a command for a message.
+func brief(cmd string) string {
+	cmd = strings.Join(strings.Fields(cmd), " ")
+	if len(cmd) > 40 {
+		return strconv.Quote(cmd[:37] + "...")
+	}
+	return strconv.Quote(cmd)
+}
+
+// jobTable holds the running job of each pane and the recent jobs.
+type jobTable struct {
+	mu       sync.Mutex
+	byPane   map[string]*job
+	byID     map[string]*job
+	finished []string // ids of finished jobs, oldest first
+}
+
+func newJobTable() *jobTable {
+	return &jobTable{byPane: map[string]*job{}, byID: map[string]*job{}}
+}
+
+// claim makes j the pane's job, or returns the job already holding it.
+func (t *jobTable) claim(j *job) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if holder := t.byPane[j.paneID]; holder != nil {
+		return holder
+	}
+	t.byPane[j.paneID] = j
+	t.byID[j.id] = j
+	return nil
+}
+
+// abandon forgets a job that never started.
+func (t *jobTable) abandon(j *job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.byPane, j.paneID)
+	delete(t.byID, j.id)
+}
+
+// release frees a finished job's pane and keeps the job for get_job.
+func (t *jobTable) release(j *job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byPane[j.paneID] == j {
+		delete(t.byPane, j.paneID)
+	}
+	t.finished = append(t.finished, j.id)
+	for len(t.finished) > maxFinishedJobs {
+		delete(t.byID, t.finished[0])
+		t.finished = t.finished[1:]
+	}
+}
+
+func (t *jobTable) get(id string) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[id]
+}
+
+// closeAll marks every running job ended: tmcp stops following them.
+func (t *jobTable) closeAll() {
+	t.mu.Lock()
+	jobs := make([]*job, 0, len(t.byPane))
+	for _, j := range t.byPane {
+		jobs = append(jobs, j)
+	}
+	t.mu.Unlock()
+	for _, j := range jobs {
+		j.end(false, 0, "tmcp shut down while the command ran; its status is unknown")
+	}
+}

@@ -1,0 +1,92 @@
+package wait
+
+import "strings"
+
+// newRows returns the rows of the screen after that were not yet on the
+// screen before: the rows a program wrote in between. It aligns the two
+// captures, allowing for scrolling and for the last row (a prompt) having
+// grown; with no alignment (the screen was cleared), every row of after
+// not found in before is new.
+func newRows(before, after []string) []string {
+	before, after = trimBlank(before), trimBlank(after)
+	if len(before) == 0 {
+		return after
+	}
+	for shift := 0; shift < len(before); shift++ {
+		kept := before[shift:]
+		if len(kept) > len(after) {
+			continue
+		}
+		if n, ok := aligned(kept, after); ok {
+			return after[n:]
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range before {
+		seen[r] = true
+	}
+	var out []string
+	for _, r := range after {
+		if !seen[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// aligned reports whether after starts with kept, and the index of the
+// first new row: a last kept row that grew counts as new.
+func aligned(kept, after []string) (int, bool) {
+	for i, r := range kept {
+		last := i == len(kept)-1
+		switch {
+		case after[i] == r:
+		case last && strings.HasPrefix(after[i], r):
+			return i, true
+		default:
+			return 0, false
+		}
+	}
+	return len(kept), true
+}
+
+func trimBlank(rows []string) []string {
+	for len(rows) > 0 && strings.TrimSpace(rows[len(rows)-1]) == "" {
+		rows = rows[:len(rows)-1]
+	}
+	return rows
+}
+
+// echoes tells the shell's echo of text tmcp typed from the output of what
+// it ran. Each typed line explains away one echoed line.
+type echoes struct{ typed []string }
+
+// isEcho reports whether line is the echo of a typed line (the prompt,
+// then the text), and consumes that typed line.
+func (e *echoes) isEcho(line string) bool {
+	line = strings.TrimRight(line, " ")
+	for i, t := range e.typed {
+		if strings.HasSuffix(line, strings.TrimRight(t, " ")) {
+			e.typed = append(e.typed[:i:i], e.typed[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// minEchoPrefix is the shortest start of a typed line that, ending an
+// unfinished line, is taken for its echo in progress.
+const minEchoPrefix = 3
+
+// isPartialEcho reports whether an unfinished line ends with the start of
+// a typed line: the shell is echoing it.
+func (e *echoes) isPartialEcho(partial string) bool {
+	for _, t := range e.typed {
+		for k := len(t); k >= min(minEchoPrefix, len(t)) && k > 0; k-- {
+			if strings.HasSuffix(partial, t[:k]) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,126 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+const (
+	// DefaultCeiling bounds every wait unless TMCP_WAIT_MAX_SECONDS says
+	// otherwise; MinCeiling and MaxCeiling bound that setting.
+	DefaultCeiling = 120 * time.Second
+	MinCeiling     = time.Second
+	MaxCeiling     = time.Hour
+	// progressEvery is how often a long wait tells the client it is alive.
+	progressEvery = 5 * time.Second
+	// livenessEvery is how often a wait checks that its pane still lives,
+	// for deaths tmux does not announce (a pane left dead by remain-on-exit).
+	livenessEvery = time.Second
+	// streamLinger keeps a pane's stream going after a wait or read, so a
+	// cursor used again within that time continues exactly.
+	streamLinger = 10 * time.Minute
+)
+
+// Service runs waits on the panes of one tmux server.
+type Service struct {
+	tc      *tmux.Client
+	hub     *pane.Hub
+	ceiling time.Duration
+	jobs    *jobTable
+
+	closeOnce sync.Once
+}
+
+// New returns a Service. ceiling bounds every wait.
+func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
+	return &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable()}
+}
+
+// Ceiling returns the bound on every wait.
+func (s *Service) Ceiling() time.Duration { return s.ceiling }
+
+// ParseCeiling reads TMCP_WAIT_MAX_SECONDS: empty gives DefaultCeiling;
+// a value outside [MinCeiling, MaxCeiling] or not a number is an error.
+func ParseCeiling(v string) (time.Duration, error) {
+	if v == "" {
+		return DefaultCeiling, nil
+	}
+	var secs float64
+	if _, err := fmt.Sscan(v, &secs); err != nil || math.IsNaN(secs) {
+		return 0, fmt.Errorf("TMCP_WAIT_MAX_SECONDS=%q is not a number of seconds", v)
+	}
+	d := time.Duration(secs * float64(time.Second))
+	if d < MinCeiling || d > MaxCeiling {
+		return 0, fmt.Errorf("TMCP_WAIT_MAX_SECONDS=%q: must be within [%v, %v]", v, MinCeiling, MaxCeiling)
+	}
+	return d, nil
+}
+
+// Timeout is a wait's effective bound.
+type Timeout struct {
+	Duration time.Duration
+	Clamped  bool // the request asked for more than the ceiling
+}
+
+// Seconds returns the bound in seconds.
+func (t Timeout) Seconds() float64 { return t.Duration.Seconds() }
+
+// Clamp turns a requested timeout in seconds (0 or less: def) into the
+// effective one, never above the ceiling.
+func (s *Service) Clamp(seconds float64, def time.Duration) Timeout {
+	d := def
+	if seconds > 0 {
+		d = time.Duration(seconds * float64(time.Second))
+	}
+	if d > s.ceiling || seconds > s.ceiling.Seconds() {
+		return Timeout{Duration: s.ceiling, Clamped: true}
+	}
+	return Timeout{Duration: d}
+}
+
+// progress calls fn every progressEvery until stop is called.
+func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
+	if fn == nil {
+		return func() {}
+	}
+	t := time.NewTicker(progressEvery)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-t.C:
+				fn(time.Since(start))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { t.Stop(); close(done) }
+}
+
+// checkPane asks tmux whether a pane still lives, closing its stream if
+// not. It is bounded and goes over the control connection.
+func (s *Service) checkPane(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, tmux.DefaultCommandTimeout)
+	defer cancel()
+	p, err := s.tc.PaneInfo(ctx, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.hub.CheckPane(id, tmux.Pane{})
+		}
+		return
+	}
+	s.hub.CheckPane(id, p)
+}
+
+// Close ends every job's bookkeeping; the commands themselves go on in
+// their panes.
+func (s *Service) Close() {
+	s.closeOnce.Do(func() { s.jobs.closeAll() })
+}

@@ -1,0 +1,116 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// SinceResult is what a pane wrote since a cursor.
+type SinceResult struct {
+	Lines           []string // complete lines written since the cursor
+	Partial         string   // the unfinished last line (a prompt); read again next time
+	Truncation      pane.Truncation
+	Screen          []string // the screen, when there is no cursor, it was reset, or a full-screen program runs
+	Cursor          string
+	MissedBytes     int64 // bytes past the cursor the stream no longer held
+	Reset           bool
+	Reason          string
+	AlternateScreen bool
+}
+
+// CaptureSince returns what a pane wrote after cursor (empty: nothing yet,
+// so the screen and a cursor to start from). A quiet pane costs no tmux
+// command at all.
+func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLines, maxBytes int) (SinceResult, error) {
+	if cursor == "" {
+		return s.fresh(ctx, paneID, "", maxLines, maxBytes)
+	}
+	c, err := pane.ParseCursor(cursor)
+	if err != nil {
+		return SinceResult{}, fmt.Errorf("cursor: %w; call capture_since without a cursor to get a new one", err)
+	}
+	if paneID != "" && c.PaneID != paneID {
+		return SinceResult{}, fmt.Errorf("cursor belongs to pane %s, not %s", c.PaneID, paneID)
+	}
+	stream := s.hub.Stream(c.PaneID)
+	if stream != nil && stream.Generation() == c.Generation {
+		// Reading a stream keeps it going for another linger period.
+		if _, release, err := s.hub.Acquire(ctx, c.PaneID, streamLinger); err == nil {
+			defer release()
+		}
+	}
+	if stream == nil || stream.Generation() != c.Generation {
+		return s.fresh(ctx, c.PaneID, "the cursor's stream has ended (tmcp restarted, the pane was respawned or closed, or it was not read for a while)", maxLines, maxBytes)
+	}
+	if closed, reason := stream.Closed(); closed {
+		return s.fresh(ctx, c.PaneID, "the pane's stream ended: "+reason, maxLines, maxBytes)
+	}
+	if c.Offset == stream.End() {
+		// Nothing new: answered without asking tmux.
+		return SinceResult{Cursor: cursor}, nil
+	}
+	info, err := s.tc.PaneInfo(ctx, c.PaneID)
+	if err != nil {
+		return SinceResult{}, err
+	}
+	if pid, ok := s.hub.StartPID(c.PaneID, c.Generation); ok && pid != info.PID {
+		s.hub.CheckPane(c.PaneID, info)
+		return s.fresh(ctx, c.PaneID, "the pane was respawned since the cursor was taken", maxLines, maxBytes)
+	}
+	data, next, missed := stream.ReadFrom(c.Offset, 0)
+	dec := pane.NewDecoder(c.Offset + missed)
+	tail := pane.NewTailBuffer(jobTailLines, jobTailBytes)
+	lineEnd := c.Offset + missed
+	dec.Decode(data, func(ev pane.Event) {
+		if ev.Kind == pane.EventLine {
+			tail.Add(ev.Text)
+			lineEnd = ev.Offset
+		}
+	})
+	r := SinceResult{MissedBytes: missed, Partial: dec.Partial()}
+	r.Lines, r.Truncation = tail.Bounded(maxLines, maxBytes)
+	// Continue from the end of the last whole line, so the unfinished one
+	// comes back whole once it is finished.
+	r.Cursor = pane.Cursor{PaneID: c.PaneID, Generation: c.Generation, Offset: lineEnd}.String()
+	if r.Partial == "" {
+		r.Cursor = pane.Cursor{PaneID: c.PaneID, Generation: c.Generation, Offset: next}.String()
+	}
+	if info.AlternateOn {
+		r.AlternateScreen = true
+		if r.Screen, err = s.screen(ctx, c.PaneID, maxLines, maxBytes); err != nil {
+			return SinceResult{}, err
+		}
+	}
+	return r, nil
+}
+
+// fresh starts (or restarts) reading a pane: its screen and a cursor at
+// the end of its stream.
+func (s *Service) fresh(ctx context.Context, paneID, resetReason string, maxLines, maxBytes int) (SinceResult, error) {
+	stream, release, err := s.hub.Acquire(ctx, paneID, streamLinger)
+	if err != nil {
+		return SinceResult{}, err
+	}
+	defer release()
+	info, err := s.tc.PaneInfo(ctx, paneID)
+	if err != nil {
+		return SinceResult{}, err
+	}
+	r := SinceResult{Cursor: stream.Cursor().String(), Reset: resetReason != "", Reason: resetReason, AlternateScreen: info.AlternateOn}
+	if r.Screen, err = s.screen(ctx, paneID, maxLines, maxBytes); err != nil {
+		return SinceResult{}, err
+	}
+	return r, nil
+}
+
+func (s *Service) screen(ctx context.Context, paneID string, maxLines, maxBytes int) ([]string, error) {
+	rows, err := s.tc.CapturePane(ctx, paneID, tmux.CaptureOptions{})
+	if err != nil {
+		return nil, err
+	}
+	lines, _ := pane.Tail(trimBlank(rows), maxLines, maxBytes)
+	return lines, nil
+}

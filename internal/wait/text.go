@@ -1,0 +1,290 @@
+package wait
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// Outcomes of a wait for text.
+const (
+	OutcomeMatched   = "matched"
+	OutcomeStopped   = "stopped"
+	OutcomeOutput    = "output"
+	OutcomeIdle      = "idle"
+	OutcomeTimeout   = "timeout"
+	OutcomePaneDied  = "pane_died"
+	OutcomeLost      = "output_lost"
+	OutcomeCancelled = "cancelled"
+)
+
+// TextRequest is a wait for text in a pane's output.
+type TextRequest struct {
+	PaneID    string
+	Patterns  []string // none: any new output ends the wait (unless Idle)
+	Stop      []string // checked first; a match ends the wait as a failure
+	Regex     bool
+	MatchCase bool
+	Idle      time.Duration // end once the pane has been quiet this long
+	Timeout   Timeout
+	Cursor    string // resume after this cursor instead of from now
+	MaxLines  int
+	MaxBytes  int
+	Progress  func(elapsed time.Duration)
+}
+
+// TextResult says why a wait ended and what the pane wrote meanwhile.
+type TextResult struct {
+	Outcome         string
+	Matched         string // the line that matched or stopped the wait
+	Pattern         string // the pattern that matched it
+	Lines           []string
+	Truncation      pane.Truncation
+	Screen          []string // the visible screen, when no pattern matched
+	Cursor          string   // resume here with the next wait or read
+	Elapsed         time.Duration
+	AlreadyOnScreen bool   // a pattern matched text already shown before the wait
+	AlternateScreen bool   // a full-screen program owns the pane
+	Reason          string // for pane_died, output_lost and a reset cursor
+	CursorReset     bool   // the given cursor could not be continued
+}
+
+// textWait is the state of one wait while it runs.
+type textWait struct {
+	req     TextRequest
+	m       *Matcher
+	dec     *pane.Decoder
+	tail    *pane.TailBuffer
+	echo    *echoes
+	alt     bool
+	partial string
+	res     TextResult
+	endAt   int64 // stream offset just after the deciding line, once decided
+}
+
+// WaitForText waits until the pane writes a line matching a pattern (or
+// a stop pattern, or anything, or goes quiet), the pane dies, or the
+// timeout passes. The stream is attached before the screen is read, and
+// rows that appeared while it was being attached count as new output.
+func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult, error) {
+	start := time.Now()
+	m, err := NewMatcher(req.Patterns, req.Stop, req.Regex, req.MatchCase)
+	if err != nil {
+		return TextResult{}, err
+	}
+	var cur *pane.Cursor
+	if req.Cursor != "" {
+		c, err := pane.ParseCursor(req.Cursor)
+		if err != nil {
+			return TextResult{}, fmt.Errorf("cursor: %w", err)
+		}
+		if c.PaneID != req.PaneID {
+			return TextResult{}, fmt.Errorf("cursor belongs to pane %s, not %s", c.PaneID, req.PaneID)
+		}
+		cur = &c
+	}
+	info, err := s.tc.PaneInfo(ctx, req.PaneID)
+	if err != nil {
+		return TextResult{}, err
+	}
+	if info.Dead {
+		return TextResult{}, fmt.Errorf("pane %s is dead (exit status %d): nothing more will be written", req.PaneID, info.DeadStatus)
+	}
+	var before []string
+	if cur == nil {
+		if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+			return TextResult{}, err
+		}
+	}
+	stream, release, err := s.hub.Acquire(ctx, req.PaneID, streamLinger)
+	if err != nil {
+		return TextResult{}, err
+	}
+	defer release()
+	f := newFeed()
+	from, untap := stream.Tap(f.write)
+	defer untap()
+
+	w := &textWait{req: req, m: m, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes),
+		echo: &echoes{typed: s.hub.RecentlyTyped(req.PaneID)}, alt: info.AlternateOn}
+	lostAtStart := stream.LostBytes()
+
+	switch {
+	case cur != nil && cur.Generation == stream.Generation():
+		// Resume: what the ring holds between the cursor and the tap.
+		data, _, missed := stream.ReadFrom(cur.Offset, int(from-cur.Offset))
+		w.dec = pane.NewDecoder(cur.Offset + missed)
+		if missed > 0 {
+			w.res.Reason = fmt.Sprintf("%d bytes after the cursor were no longer held", missed)
+		}
+		if w.chunk(data) {
+			return s.finish(ctx, w, stream, start), nil
+		}
+	default:
+		if cur != nil {
+			w.res.CursorReset = true
+			w.res.Reason = "the cursor's stream ended (tmcp restarted, the pane was respawned, or it was not read for a while): waiting from now"
+			if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+				return TextResult{}, err
+			}
+		}
+		w.dec = pane.NewDecoder(from)
+		after, err := s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{})
+		if err != nil {
+			return TextResult{}, err
+		}
+		for _, row := range before {
+			if _, ok := m.Match(row); ok {
+				w.res.AlreadyOnScreen = true
+			}
+		}
+		if w.rows(newRows(before, after)) {
+			return s.finish(ctx, w, stream, start), nil
+		}
+	}
+
+	timeout := time.NewTimer(req.Timeout.Duration - time.Since(start))
+	defer timeout.Stop()
+	var idle <-chan time.Time
+	var idleTimer *time.Timer
+	if req.Idle > 0 {
+		idleTimer = time.NewTimer(req.Idle)
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+	}
+	liveness := time.NewTicker(livenessEvery)
+	defer liveness.Stop()
+	defer progress(req.Progress, start)()
+	for {
+		changed := stream.Changed()
+		if data := f.take(); len(data) > 0 {
+			if idleTimer != nil {
+				idleTimer.Reset(req.Idle)
+			}
+			if w.chunk(data) {
+				return s.finish(ctx, w, stream, start), nil
+			}
+			continue
+		}
+		if closed, reason := stream.Closed(); closed {
+			w.res.Outcome, w.res.Reason = OutcomePaneDied, reason
+			return s.finish(ctx, w, stream, start), nil
+		}
+		if lost := stream.LostBytes() - lostAtStart; lost > 0 {
+			w.res.Outcome, w.res.Reason = OutcomeLost, "tmux paused the pane's output for tmcp, which fell behind: some output was dropped"
+			return s.finish(ctx, w, stream, start), nil
+		}
+		select {
+		case <-f.ready:
+		case <-changed:
+		case <-liveness.C:
+			s.checkPane(ctx, req.PaneID)
+		case <-idle:
+			w.res.Outcome = OutcomeIdle
+			return s.finish(ctx, w, stream, start), nil
+		case <-timeout.C:
+			w.res.Outcome = OutcomeTimeout
+			return s.finish(ctx, w, stream, start), nil
+		case <-ctx.Done():
+			w.res.Outcome = OutcomeCancelled
+			return s.finish(ctx, w, stream, start), nil
+		}
+	}
+}
+
+// chunk decodes a piece of output and reports whether the wait is over.
+// Stop patterns are checked over the whole piece before success patterns.
+func (w *textWait) chunk(data []byte) bool {
+	var lines []string
+	var ends []int64
+	w.dec.Decode(data, func(ev pane.Event) {
+		switch ev.Kind {
+		case pane.EventLine:
+			w.tail.Add(ev.Text)
+			if !w.alt && !w.echo.isEcho(ev.Text) {
+				lines = append(lines, ev.Text)
+				ends = append(ends, ev.Offset)
+			}
+		case pane.EventAltScreen:
+			w.alt = ev.Alt
+		}
+	})
+	if p := w.dec.Partial(); p != w.partial {
+		w.partial = p
+		if p != "" && !w.alt && !w.echo.isPartialEcho(p) {
+			lines = append(lines, p)
+			ends = append(ends, w.dec.Offset())
+		}
+	}
+	return w.judge(lines, ends)
+}
+
+// rows judges screen rows that appeared while the stream was attached.
+func (w *textWait) rows(rows []string) bool {
+	var lines []string
+	for _, r := range rows {
+		w.tail.Add(r)
+		if !w.echo.isEcho(r) && !w.echo.isPartialEcho(r) {
+			lines = append(lines, r)
+		}
+	}
+	ends := make([]int64, len(lines))
+	for i := range ends {
+		ends[i] = w.dec.Offset()
+	}
+	return w.judge(lines, ends)
+}
+
+// judge decides on new lines; ends are the stream offsets after each.
+func (w *textWait) judge(lines []string, ends []int64) bool {
+	for i, l := range lines {
+		if k, ok := w.m.Stop(l); ok {
+			w.res.Outcome, w.res.Matched, w.res.Pattern = OutcomeStopped, l, w.req.Stop[k]
+			w.endAt = ends[i]
+			return true
+		}
+	}
+	for i, l := range lines {
+		if !w.m.HasPatterns() {
+			if w.req.Idle > 0 {
+				return false
+			}
+			w.res.Outcome, w.res.Matched = OutcomeOutput, l
+			w.endAt = ends[i]
+			return true
+		}
+		if k, ok := w.m.Match(l); ok {
+			w.res.Outcome, w.res.Matched, w.res.Pattern = OutcomeMatched, l, w.req.Patterns[k]
+			w.endAt = ends[i]
+			return true
+		}
+	}
+	return false
+}
+
+// finish completes the result: tail, cursor, screen on a miss.
+func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, start time.Time) TextResult {
+	r := w.res
+	r.Lines, r.Truncation = w.tail.Bounded(w.req.MaxLines, w.req.MaxBytes)
+	r.AlternateScreen = w.alt
+	off := w.dec.Offset()
+	if w.endAt > 0 {
+		off = w.endAt
+	}
+	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
+	if r.Outcome != OutcomeMatched && r.Outcome != OutcomeCancelled {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tmux.DefaultCommandTimeout)
+		defer cancel()
+		if screen, err := s.tc.CapturePane(ctx, w.req.PaneID, tmux.CaptureOptions{}); err == nil {
+			r.Screen, _ = pane.Tail(trimBlank(screen), w.req.MaxLines, w.req.MaxBytes)
+		} else if !errors.Is(err, context.Canceled) && r.Outcome != OutcomePaneDied {
+			r.Reason = "reading the screen: " + err.Error()
+		}
+	}
+	r.Elapsed = time.Since(start)
+	return r
+}

@@ -1,0 +1,204 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// fixture is a private tmux server with a Service on it.
+type fixture struct {
+	t   *testing.T
+	srv *tmuxtest.Server
+	tc  *tmux.Client
+	hub *pane.Hub
+	s   *Service
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	srv := tmuxtest.New(t)
+	tc, err := tmux.New(context.Background(), tmux.Options{SocketPath: srv.Socket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := pane.NewHub(tc)
+	s := New(tc, hub, 30*time.Second)
+	t.Cleanup(func() { s.Close(); hub.Close(); tc.Close() })
+	f := &fixture{t: t, srv: srv, tc: tc, hub: hub, s: s}
+	f.waitForPrompt("%0")
+	return f
+}
+
+// waitForPrompt waits until a pane's shell shows its prompt.
+func (f *fixture) waitForPrompt(id string) {
+	f.t.Helper()
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		return strings.Contains(f.srv.Must("capture-pane", "-p", "-t", id), "#") ||
+			strings.Contains(f.srv.Must("capture-pane", "-p", "-t", id), "$")
+	}) {
+		f.t.Fatalf("pane %s never showed a prompt", id)
+	}
+}
+
+func (f *fixture) run(cmd string, timeout time.Duration) JobResult {
+	f.t.Helper()
+	r, err := f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: cmd, Timeout: Timeout{Duration: timeout}})
+	if err != nil {
+		f.t.Fatalf("Run(%q): %v", cmd, err)
+	}
+	return r
+}
+
+func status(r JobResult) string {
+	if r.ExitStatus == nil {
+		return "none"
+	}
+	return fmt.Sprint(*r.ExitStatus)
+}
+
+func TestRunCommandReportsStatusAndExactOutput(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name, cmd string
+		status    string
+		lines     []string
+	}{
+		{"true", "true", "0", nil},
+		{"echo", "echo hello", "0", []string{"hello"}},
+		{"exit in the command", "echo before; exit 3", "3", []string{"before"}},
+		{"no trailing newline", "printf abc", "0", []string{"abc"}},
+		{"quotes and tabs", "printf '%s\\t%s\\n' \"a'b\" 'c\"d'", "0", []string{"a'b\tc\"d"}},
+		{"control bytes in the text", "echo 'x\x03y\x04z' | od -An -c | tr -s ' '", "0", []string{" x 003 y 004 z \\n"}},
+		{"multi-line", "for i in 1 2\ndo\n  echo line $i\ndone", "0", []string{"line 1", "line 2"}},
+		{"heredoc", "cat <<'EOF'\n$HOME stays\nEOF", "0", []string{"$HOME stays"}},
+		{"syntax error", "if then", "2", nil},
+		{"stderr", "echo oops >&2; false", "1", []string{"oops"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.run(tt.cmd, 10*time.Second)
+			if status(r) != tt.status || !r.Finished {
+				t.Fatalf("status %s finished %v (reason %q), want %s; lines %q", status(r), r.Finished, r.Reason, tt.status, r.Lines)
+			}
+			if tt.lines != nil && strings.Join(r.Lines, "\n") != strings.Join(tt.lines, "\n") {
+				t.Fatalf("lines %q, want %q", r.Lines, tt.lines)
+			}
+		})
+	}
+	// The pane's shell survived every exit.
+	if r := f.run("echo alive", 10*time.Second); status(r) != "0" {
+		t.Fatalf("shell did not survive: %+v", r)
+	}
+}
+
+func TestRunCommandKeepsTheLastLinesOfALongOutput(t *testing.T) {
+	f := newFixture(t)
+	r := f.run("seq 1 100000", 30*time.Second)
+	if status(r) != "0" || r.TotalLines != 100000 {
+		t.Fatalf("status %s, totalLines %d, want 0 and 100000", status(r), r.TotalLines)
+	}
+	b := r.Bounded(500, 1<<20)
+	if len(b.Lines) != 500 || b.Lines[0] != "99501" || b.Lines[499] != "100000" || !b.Truncation.Truncated || b.Truncation.DroppedLines != 99500 {
+		t.Fatalf("last lines %q…%q (%d), truncation %+v", b.Lines[0], b.Lines[len(b.Lines)-1], len(b.Lines), b.Truncation)
+	}
+}
+
+func TestRunCommandAfterHistoryIsFull(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Must("set-option", "-g", "history-limit", "100")
+	f.run("seq 1 3000", 10*time.Second)
+	r := f.run("seq 1 5000", 10*time.Second).Bounded(500, 1<<20)
+	if len(r.Lines) != 500 || r.Lines[499] != "5000" || r.Lines[0] != "4501" {
+		t.Fatalf("got %d lines, first %q last %q", len(r.Lines), r.Lines[0], r.Lines[len(r.Lines)-1])
+	}
+}
+
+func TestRunCommandRefusesABusyPaneNamingTheJob(t *testing.T) {
+	f := newFixture(t)
+	first, err := f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: "sleep 2", Detach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: "echo no", Timeout: Timeout{Duration: time.Second}})
+	if err == nil || !strings.Contains(err.Error(), first.JobID) {
+		t.Fatalf("second run: err %v, want a refusal naming %s", err, first.JobID)
+	}
+	r, err := f.s.Job(context.Background(), first.JobID, Timeout{Duration: 10 * time.Second}, nil)
+	if err != nil || status(r) != "0" {
+		t.Fatalf("get_job: %+v %v", r, err)
+	}
+	again, _ := f.s.Job(context.Background(), first.JobID, Timeout{}, nil)
+	if !reflect.DeepEqual(again, r) {
+		t.Fatalf("second read differs:\n%+v\n%+v", again, r)
+	}
+}
+
+func TestRunCommandInterruptedByCtrlCReturnsAtOnce(t *testing.T) {
+	f := newFixture(t)
+	var r JobResult
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r = f.run("echo started; sleep 30", 20*time.Second)
+	}()
+	tmuxtest.WaitFor(5*time.Second, func() bool { return strings.Contains(f.srv.Must("capture-pane", "-p"), "started") })
+	start := time.Now()
+	f.srv.Must("send-keys", "-t", "%0", "C-c")
+	wg.Wait()
+	if status(r) != "130" || time.Since(start) > 3*time.Second {
+		t.Fatalf("after C-c: status %s after %v, reason %q", status(r), time.Since(start), r.Reason)
+	}
+}
+
+func TestRunCommandInAKilledPaneReturnsPaneDied(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Must("split-window", "-t", "%0", "sh")
+	var r JobResult
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r = f.run("sleep 30", 20*time.Second)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	f.srv.Must("kill-pane", "-t", "%0")
+	wg.Wait()
+	if !r.PaneDied || time.Since(start) > 3*time.Second {
+		t.Fatalf("after kill-pane: %+v after %v", r, time.Since(start))
+	}
+}
+
+func TestRunCommandTimeoutThenGetJob(t *testing.T) {
+	f := newFixture(t)
+	r := f.run("sleep 1; echo done", 200*time.Millisecond)
+	if !r.TimedOut || r.Finished || r.JobID == "" {
+		t.Fatalf("want a timed-out running job, got %+v", r)
+	}
+	j, err := f.s.Job(context.Background(), r.JobID, Timeout{Duration: 10 * time.Second}, nil)
+	if err != nil || status(j) != "0" || strings.Join(j.Lines, ",") != "done" {
+		t.Fatalf("get_job: %+v %v", j, err)
+	}
+}
+
+func TestRunCommandRefusesAPaneNotAtAShell(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Must("send-keys", "-t", "%0", "sleep 30", "Enter")
+	tmuxtest.WaitFor(5*time.Second, func() bool {
+		return strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", "%0", "#{pane_current_command}")) == "sleep"
+	})
+	_, err := f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: "true", Timeout: Timeout{Duration: time.Second}})
+	if err == nil || !strings.Contains(err.Error(), `"sleep"`) {
+		t.Fatalf("err %v, want a refusal naming sleep", err)
+	}
+}
