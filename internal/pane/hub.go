@@ -29,7 +29,8 @@ type Hub struct {
 
 	mu      sync.Mutex
 	panes   map[string]*watched
-	typed   map[string][]typedLine
+	typed   map[string][]TypedLine
+	typedN  uint64
 	closed  bool
 	onCheck func() // set by tests
 }
@@ -44,14 +45,16 @@ type watched struct {
 	stop   func()
 }
 
-type typedLine struct {
-	text string
+// TypedLine is one line of text tmcp typed into a pane.
+type TypedLine struct {
+	Seq  uint64 // tells two typings of the same text apart
+	Text string
 	at   time.Time
 }
 
 // NewHub returns a Hub that streams panes of tc's server.
 func NewHub(tc *tmux.Client) *Hub {
-	h := &Hub{tc: tc, panes: map[string]*watched{}, typed: map[string][]typedLine{}}
+	h := &Hub{tc: tc, panes: map[string]*watched{}, typed: map[string][]TypedLine{}}
 	tc.OnLayoutChange(func() { go h.checkPanes() })
 	return h
 }
@@ -238,7 +241,8 @@ func (h *Hub) Typed(paneID, text string) {
 	lines := h.typed[paneID]
 	for _, l := range strings.Split(text, "\n") {
 		if strings.TrimSpace(l) != "" {
-			lines = append(lines, typedLine{text: l, at: now})
+			h.typedN++
+			lines = append(lines, TypedLine{Seq: h.typedN, Text: l, at: now})
 		}
 	}
 	if len(lines) > maxTyped {
@@ -249,14 +253,14 @@ func (h *Hub) Typed(paneID, text string) {
 
 // RecentlyTyped returns the lines typed into a pane in the last few
 // seconds, oldest first.
-func (h *Hub) RecentlyTyped(paneID string) []string {
+func (h *Hub) RecentlyTyped(paneID string) []TypedLine {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []string
+	var out []TypedLine
 	cutoff := time.Now().Add(-typedMemory)
 	for _, l := range h.typed[paneID] {
 		if l.at.After(cutoff) {
-			out = append(out, l.text)
+			out = append(out, l)
 		}
 	}
 	return out

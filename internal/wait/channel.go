@@ -52,11 +52,11 @@ func (s *Service) WaitForChannel(ctx context.Context, channel string, timeout Ti
 		return ChannelResult{Outcome: ChannelCancelled, Elapsed: elapsed}, nil
 	case wctx.Err() != nil:
 		return ChannelResult{Outcome: ChannelTimeout, Elapsed: elapsed}, nil
+	case !s.serverAlive(ctx):
+		// wait-for returns, with 0 or an error, when the server dies.
+		return ChannelResult{Outcome: ChannelServerGone, Elapsed: elapsed}, nil
 	case err != nil:
 		return ChannelResult{}, err
-	}
-	if !s.serverAlive(ctx) {
-		return ChannelResult{Outcome: ChannelServerGone, Elapsed: elapsed}, nil
 	}
 	return ChannelResult{Outcome: ChannelSignalled, Elapsed: elapsed}, nil
 }

@@ -1,6 +1,10 @@
 package wait
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tmcp/tmcp/internal/pane"
+)
 
 // newRows returns the rows of the screen after that were not yet on the
 // screen before: the rows a program wrote in between. It aligns the two
@@ -58,16 +62,25 @@ func trimBlank(rows []string) []string {
 }
 
 // echoes tells the shell's echo of text tmcp typed from the output of what
-// it ran. Each typed line explains away one echoed line.
-type echoes struct{ typed []string }
+// it ran. Each typed line explains away one echoed line. The typed lines
+// are looked up afresh on each use, so keys typed after a wait began are
+// known too.
+type echoes struct {
+	typed func() []pane.TypedLine
+	used  map[uint64]bool
+}
+
+func newEchoes(typed func() []pane.TypedLine) *echoes {
+	return &echoes{typed: typed, used: map[uint64]bool{}}
+}
 
 // isEcho reports whether line is the echo of a typed line (the prompt,
 // then the text), and consumes that typed line.
 func (e *echoes) isEcho(line string) bool {
 	line = strings.TrimRight(line, " ")
-	for i, t := range e.typed {
-		if strings.HasSuffix(line, strings.TrimRight(t, " ")) {
-			e.typed = append(e.typed[:i:i], e.typed[i+1:]...)
+	for _, t := range e.typed() {
+		if !e.used[t.Seq] && strings.HasSuffix(line, strings.TrimRight(t.Text, " ")) {
+			e.used[t.Seq] = true
 			return true
 		}
 	}
@@ -81,9 +94,12 @@ const minEchoPrefix = 3
 // isPartialEcho reports whether an unfinished line ends with the start of
 // a typed line: the shell is echoing it.
 func (e *echoes) isPartialEcho(partial string) bool {
-	for _, t := range e.typed {
-		for k := len(t); k >= min(minEchoPrefix, len(t)) && k > 0; k-- {
-			if strings.HasSuffix(partial, t[:k]) {
+	for _, t := range e.typed() {
+		if e.used[t.Seq] {
+			continue
+		}
+		for k := len(t.Text); k >= min(minEchoPrefix, len(t.Text)) && k > 0; k-- {
+			if strings.HasSuffix(partial, t.Text[:k]) {
 				return true
 			}
 		}

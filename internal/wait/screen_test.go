@@ -3,6 +3,8 @@ package wait
 import (
 	"slices"
 	"testing"
+
+	"github.com/tmcp/tmcp/internal/pane"
 )
 
 func TestNewRows(t *testing.T) {
@@ -26,7 +28,7 @@ func TestNewRows(t *testing.T) {
 }
 
 func TestEchoes(t *testing.T) {
-	e := &echoes{typed: []string{"sleep 1; echo MARK"}}
+	e := newEchoes(func() []pane.TypedLine { return []pane.TypedLine{{Seq: 1, Text: "sleep 1; echo MARK"}} })
 	if !e.isPartialEcho("$ sleep 1; ec") {
 		t.Error("a half-echoed line was not taken for echo")
 	}

@@ -87,18 +87,21 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		}
 		cur = &c
 	}
+	// The screen is read first of all: what it shows is what came before
+	// the call, and anything later is caught by the screen read after the
+	// stream is attached, or by the stream.
+	var before []string
+	if cur == nil {
+		if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+			return TextResult{}, err
+		}
+	}
 	info, err := s.tc.PaneInfo(ctx, req.PaneID)
 	if err != nil {
 		return TextResult{}, err
 	}
 	if info.Dead {
 		return TextResult{}, fmt.Errorf("pane %s is dead (exit status %d): nothing more will be written", req.PaneID, info.DeadStatus)
-	}
-	var before []string
-	if cur == nil {
-		if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
-			return TextResult{}, err
-		}
 	}
 	stream, release, err := s.hub.Acquire(ctx, req.PaneID, streamLinger)
 	if err != nil {
@@ -110,7 +113,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	defer untap()
 
 	w := &textWait{req: req, m: m, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes),
-		echo: &echoes{typed: s.hub.RecentlyTyped(req.PaneID)}, alt: info.AlternateOn}
+		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) }), alt: info.AlternateOn}
 	lostAtStart := stream.LostBytes()
 
 	switch {

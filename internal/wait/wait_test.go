@@ -35,6 +35,10 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { s.Close(); hub.Close(); tc.Close() })
 	f := &fixture{t: t, srv: srv, tc: tc, hub: hub, s: s}
 	f.waitForPrompt("%0")
+	// As tmcp does at start-up, attach the control client before any call.
+	if _, err := tc.Run(context.Background(), "list-sessions"); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 

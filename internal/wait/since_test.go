@@ -1,0 +1,149 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
+)
+
+func (f *fixture) since(cursor string) SinceResult {
+	f.t.Helper()
+	r, err := f.s.CaptureSince(context.Background(), "%0", cursor, 10000, 1<<20)
+	if err != nil {
+		f.t.Fatalf("CaptureSince: %v", err)
+	}
+	return r
+}
+
+// settle waits until the pane's stream has taken in what was written.
+func (f *fixture) settle(want string) {
+	f.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := f.hub.Stream("%0"); s != nil {
+			data, _, _ := s.ReadFrom(s.End()-int64(len(want))-64, 0)
+			if strings.Contains(string(data), want) {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.t.Fatalf("stream never showed %q", want)
+}
+
+func TestCaptureSinceReturnsOnlyNewLines(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	fmt.Fprint(tty, "old line\r\n")
+	first := f.since("")
+	if first.Cursor == "" || len(first.Screen) == 0 {
+		t.Fatalf("first read: cursor %q screen %q", first.Cursor, first.Screen)
+	}
+	fmt.Fprint(tty, "new 1\r\nnew 2\r\nprompt> ")
+	f.settle("prompt> ")
+	r := f.since(first.Cursor)
+	if strings.Join(r.Lines, ",") != "new 1,new 2" || r.Partial != "prompt> " || r.MissedBytes != 0 {
+		t.Fatalf("lines %q partial %q missed %d", r.Lines, r.Partial, r.MissedBytes)
+	}
+	quiet := f.since(r.Cursor)
+	if len(quiet.Lines) != 0 || quiet.Partial != "prompt> " {
+		t.Fatalf("nothing new, yet lines %q partial %q", quiet.Lines, quiet.Partial)
+	}
+	fmt.Fprint(tty, "yes\r\n")
+	f.settle("yes")
+	if r := f.since(quiet.Cursor); strings.Join(r.Lines, ",") != "prompt> yes" {
+		t.Fatalf("the finished line: %q", r.Lines)
+	}
+}
+
+func TestCaptureSinceAtTheHistoryLimitReportsNoFalseLoss(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Must("set-option", "-t", "%0", "history-limit", "50")
+	tty := f.tty("%0")
+	cursor := f.since("").Cursor
+	total := 0
+	for round := 0; round < 20; round++ {
+		for i := 0; i < 50; i++ {
+			fmt.Fprintf(tty, "r%d-%d\r\n", round, i)
+		}
+		f.settle(fmt.Sprintf("r%d-49", round))
+		r := f.since(cursor)
+		if r.MissedBytes != 0 || r.Reset || len(r.Lines) != 50 || r.Lines[49] != fmt.Sprintf("r%d-49", round) {
+			t.Fatalf("round %d: %d lines (last %q) missed %d reset %v", round, len(r.Lines), r.Lines[len(r.Lines)-1], r.MissedBytes, r.Reset)
+		}
+		total += len(r.Lines)
+		cursor = r.Cursor
+	}
+	if total != 1000 {
+		t.Fatalf("read %d lines, want 1000", total)
+	}
+}
+
+func TestCaptureSinceRefusesOrResetsForeignCursors(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Must("split-window", "-t", "%0", "sh")
+	if _, err := f.s.CaptureSince(context.Background(), "%0", "garbage", 10, 1000); err == nil {
+		t.Error("a malformed cursor was accepted")
+	}
+	other := pane.Cursor{PaneID: "%1", Generation: 7, Offset: 0}.String()
+	if _, err := f.s.CaptureSince(context.Background(), "%0", other, 10, 1000); err == nil {
+		t.Error("another pane's cursor was accepted")
+	}
+	stale := pane.Cursor{PaneID: "%0", Generation: 12345, Offset: 10}.String()
+	if r := f.since(stale); !r.Reset || r.Reason == "" || len(r.Screen) == 0 {
+		t.Errorf("a stale cursor: reset %v reason %q screen %d rows", r.Reset, r.Reason, len(r.Screen))
+	}
+	cursor := f.since("").Cursor
+	f.srv.Must("respawn-pane", "-k", "-t", "%0", "sh")
+	time.Sleep(200 * time.Millisecond)
+	if r := f.since(cursor); !r.Reset || !strings.Contains(r.Reason, "respawn") && !strings.Contains(r.Reason, "ended") {
+		t.Errorf("after respawn: reset %v reason %q", r.Reset, r.Reason)
+	}
+}
+
+func TestCaptureSinceShowsTheScreenOfAFullScreenProgram(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	cursor := f.since("").Cursor
+	fmt.Fprint(tty, "\x1b[?1049h\x1b[HTOP-LIKE")
+	f.settle("TOP-LIKE")
+	r := f.since(cursor)
+	fmt.Fprint(tty, "\x1b[?1049l")
+	if !r.AlternateScreen || !strings.Contains(strings.Join(r.Screen, "\n"), "TOP-LIKE") || r.MissedBytes != 0 {
+		t.Fatalf("alternate %v screen %q missed %d", r.AlternateScreen, r.Screen, r.MissedBytes)
+	}
+}
+
+func TestWaitForChannel(t *testing.T) {
+	f := newFixture(t)
+	if err := CheckChannel("bad name!"); err == nil {
+		t.Error("a bad channel name was accepted")
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f.srv.Must("wait-for", "-S", "ch1")
+	}()
+	r, err := f.s.WaitForChannel(context.Background(), "ch1", Timeout{Duration: 5 * time.Second})
+	if err != nil || r.Outcome != ChannelSignalled {
+		t.Fatalf("signalled channel: %+v %v", r, err)
+	}
+	r, err = f.s.WaitForChannel(context.Background(), "ch2", Timeout{Duration: 200 * time.Millisecond})
+	if err != nil || r.Outcome != ChannelTimeout || r.Elapsed > 2*time.Second {
+		t.Fatalf("unsignalled channel: %+v %v", r, err)
+	}
+	if got := f.s.Clamp(99999, time.Second); !got.Clamped || got.Duration != 30*time.Second {
+		t.Fatalf("Clamp above the ceiling: %+v", got)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		f.srv.Kill()
+	}()
+	r, err = f.s.WaitForChannel(context.Background(), "ch3", Timeout{Duration: 5 * time.Second})
+	if err != nil || r.Outcome != ChannelServerGone {
+		t.Fatalf("across kill-server: %+v %v, want server_gone", r, err)
+	}
+}

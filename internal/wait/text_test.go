@@ -1,0 +1,218 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// tty returns a writer to a pane's terminal: what the test writes there
+// is output of the pane, at a moment the test controls.
+func (f *fixture) tty(id string) *os.File {
+	f.t.Helper()
+	path := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{pane_tty}"))
+	tty, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		f.t.Fatalf("opening %s: %v", path, err)
+	}
+	f.t.Cleanup(func() { tty.Close() })
+	return tty
+}
+
+func (f *fixture) waitText(req TextRequest) TextResult {
+	f.t.Helper()
+	if req.PaneID == "" {
+		req.PaneID = "%0"
+	}
+	if req.Timeout.Duration == 0 {
+		req.Timeout.Duration = 5 * time.Second
+	}
+	req.MaxLines, req.MaxBytes = 100, 1<<16
+	r, err := f.s.WaitForText(context.Background(), req)
+	if err != nil {
+		f.t.Fatalf("WaitForText: %v", err)
+	}
+	return r
+}
+
+// waitAsync starts a wait and returns its result channel.
+func (f *fixture) waitAsync(req TextRequest) <-chan TextResult {
+	ch := make(chan TextResult, 1)
+	go func() {
+		if req.PaneID == "" {
+			req.PaneID = "%0"
+		}
+		if req.Timeout.Duration == 0 {
+			req.Timeout.Duration = 5 * time.Second
+		}
+		req.MaxLines, req.MaxBytes = 100, 1<<16
+		r, err := f.s.WaitForText(context.Background(), req)
+		if err != nil {
+			r.Outcome, r.Reason = "error", err.Error()
+		}
+		ch <- r
+	}()
+	return ch
+}
+
+func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	trials := 100
+	if testing.Short() {
+		trials = 10
+	}
+	for _, delay := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond} {
+		misses := 0
+		for i := 0; i < trials; i++ {
+			token := fmt.Sprintf("LINE-%v-%d", delay, i)
+			ch := f.waitAsync(TextRequest{Patterns: []string{token}})
+			time.Sleep(delay)
+			fmt.Fprintf(tty, "%s\r\n", token)
+			if r := <-ch; r.Outcome != OutcomeMatched || !strings.Contains(r.Matched, token) {
+				misses++
+				t.Logf("delay %v trial %d: outcome %s matched %q reason %q", delay, i, r.Outcome, r.Matched, r.Reason)
+			}
+		}
+		if misses > 0 {
+			t.Errorf("delay %v: %d of %d lines missed", delay, misses, trials)
+		}
+	}
+}
+
+func TestWaitForTextMatchesDecodedLines(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	tests := []struct {
+		name    string
+		write   string
+		pattern string
+		regex   bool
+		want    string
+	}{
+		{"anchored with CRLF", "READY\r\n", "^READY$", true, "READY"},
+		{"coloured words", "\x1b[32mREADY\x1b[0m to \x1b[1mgo\x1b[0m\r\n", "READY to go", false, "READY to go"},
+		{"prompt without newline", "Password: ", "Password:", false, "Password: "},
+		{"progress bar", "10%\r50%\r100% done\r\n", "^100% done$", true, "100% done"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := f.waitAsync(TextRequest{Patterns: []string{tt.pattern}, Regex: tt.regex})
+			time.Sleep(50 * time.Millisecond)
+			fmt.Fprint(tty, tt.write)
+			r := <-ch
+			if r.Outcome != OutcomeMatched || r.Matched != tt.want {
+				t.Fatalf("outcome %s matched %q, want %q (lines %q)", r.Outcome, r.Matched, tt.want, r.Lines)
+			}
+			for _, l := range r.Lines {
+				if strings.ContainsRune(l, 0x1b) {
+					t.Fatalf("returned line %q carries an escape sequence", l)
+				}
+			}
+			fmt.Fprint(tty, "\r\n")
+		})
+	}
+}
+
+func TestWaitForTextIgnoresTextAlreadyOnScreen(t *testing.T) {
+	f := newFixture(t)
+	fmt.Fprint(f.tty("%0"), "OLDTEXT\r\n")
+	tmuxtest.WaitFor(2*time.Second, func() bool { return strings.Contains(f.srv.Must("capture-pane", "-p"), "OLDTEXT") })
+	r := f.waitText(TextRequest{Patterns: []string{"OLDTEXT"}, Timeout: Timeout{Duration: 300 * time.Millisecond}})
+	if r.Outcome != OutcomeTimeout || !r.AlreadyOnScreen || len(r.Screen) == 0 {
+		t.Fatalf("outcome %s alreadyOnScreen %v screen %d rows, want timeout, true, the screen", r.Outcome, r.AlreadyOnScreen, len(r.Screen))
+	}
+}
+
+func TestWaitForTextSkipsTheEchoOfTypedKeys(t *testing.T) {
+	f := newFixture(t)
+	ch := f.waitAsync(TextRequest{Patterns: []string{"MARK"}})
+	time.Sleep(20 * time.Millisecond)
+	keys := "sleep 1; echo MARK"
+	f.hub.Typed("%0", keys)
+	if err := f.tc.SendKeys(context.Background(), "%0", false, keys, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	r := <-ch
+	if r.Outcome != OutcomeMatched || r.Matched != "MARK" || r.Elapsed < 800*time.Millisecond {
+		t.Fatalf("outcome %s matched %q after %v, want MARK after about a second", r.Outcome, r.Matched, r.Elapsed)
+	}
+}
+
+func TestWaitForTextStopWinsInTheSameChunk(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	ch := f.waitAsync(TextRequest{Patterns: []string{"OK"}, Stop: []string{"FAIL"}})
+	time.Sleep(50 * time.Millisecond)
+	fmt.Fprint(tty, "OK so far\r\nFAIL: broken\r\n")
+	if r := <-ch; r.Outcome != OutcomeStopped || r.Matched != "FAIL: broken" || r.Pattern != "FAIL" {
+		t.Fatalf("outcome %s matched %q pattern %q, want stopped on FAIL", r.Outcome, r.Matched, r.Pattern)
+	}
+}
+
+func TestWaitForTextIdleAndAnyOutput(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	ch := f.waitAsync(TextRequest{Idle: 300 * time.Millisecond})
+	for i := 0; i < 5; i++ {
+		fmt.Fprintf(tty, "tick %d\r\n", i)
+		time.Sleep(100 * time.Millisecond)
+	}
+	r := <-ch
+	if r.Outcome != OutcomeIdle || r.Elapsed < 700*time.Millisecond || !strings.Contains(strings.Join(r.Lines, ","), "tick 4") {
+		t.Fatalf("outcome %s after %v lines %q, want idle after the last tick", r.Outcome, r.Elapsed, r.Lines)
+	}
+	ch = f.waitAsync(TextRequest{})
+	time.Sleep(50 * time.Millisecond)
+	fmt.Fprint(tty, "anything\r\n")
+	if r := <-ch; r.Outcome != OutcomeOutput || r.Matched != "anything" {
+		t.Fatalf("outcome %s matched %q, want output", r.Outcome, r.Matched)
+	}
+}
+
+func TestWaitForTextReportsTheAlternateScreen(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	ch := f.waitAsync(TextRequest{Patterns: []string{"PAINT"}, Timeout: Timeout{Duration: 500 * time.Millisecond}})
+	time.Sleep(50 * time.Millisecond)
+	fmt.Fprint(tty, "\x1b[?1049hPAINT\r\n")
+	r := <-ch
+	fmt.Fprint(tty, "\x1b[?1049l")
+	if r.Outcome != OutcomeTimeout || !r.AlternateScreen {
+		t.Fatalf("outcome %s alternateScreen %v, want a timeout on the alternate screen", r.Outcome, r.AlternateScreen)
+	}
+}
+
+func TestWaitForTextEndsWhenThePaneDies(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Must("split-window", "-t", "%0", "sh")
+	ch := f.waitAsync(TextRequest{PaneID: "%1", Patterns: []string{"never"}, Timeout: Timeout{Duration: 10 * time.Second}})
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	f.srv.Must("kill-pane", "-t", "%1")
+	if r := <-ch; r.Outcome != OutcomePaneDied || time.Since(start) > 2*time.Second {
+		t.Fatalf("outcome %s after %v, want pane_died at once", r.Outcome, time.Since(start))
+	}
+}
+
+func TestWaitForTextResumesFromACursor(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	ch := f.waitAsync(TextRequest{Patterns: []string{"FIRST"}})
+	time.Sleep(50 * time.Millisecond)
+	fmt.Fprint(tty, "FIRST\r\nSECOND\r\n")
+	r := <-ch
+	if r.Outcome != OutcomeMatched {
+		t.Fatalf("first wait: %s", r.Outcome)
+	}
+	time.Sleep(50 * time.Millisecond)
+	r2 := f.waitText(TextRequest{Patterns: []string{"SECOND"}, Cursor: r.Cursor, Timeout: Timeout{Duration: 500 * time.Millisecond}})
+	if r2.Outcome != OutcomeMatched || r2.Matched != "SECOND" {
+		t.Fatalf("resumed wait: outcome %s matched %q, want SECOND from the cursor", r2.Outcome, r2.Matched)
+	}
+}
