@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,9 +27,6 @@ import (
 
 // version is tmcp's version, set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
-
-// exitGrace bounds shutdown: tmux clients are closed, then killed.
-const exitGrace = time.Second
 
 func main() {
 	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {

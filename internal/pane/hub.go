@@ -27,12 +27,11 @@ const (
 type Hub struct {
 	tc *tmux.Client
 
-	mu      sync.Mutex
-	panes   map[string]*watched
-	typed   map[string][]TypedLine
-	typedN  uint64
-	closed  bool
-	onCheck func() // set by tests
+	mu     sync.Mutex
+	panes  map[string]*watched
+	typed  map[string][]TypedLine
+	typedN uint64
+	closed bool
 }
 
 // watched is one pane's stream and what keeps it alive.
@@ -190,11 +189,7 @@ func (h *Hub) checkPanes() {
 	for id := range h.panes {
 		ids = append(ids, id)
 	}
-	fn := h.onCheck
 	h.mu.Unlock()
-	if fn != nil {
-		defer fn()
-	}
 	if len(ids) == 0 {
 		return
 	}

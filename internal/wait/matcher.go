@@ -16,7 +16,6 @@ const (
 type Matcher struct {
 	patterns []*regexp.Regexp
 	stops    []*regexp.Regexp
-	texts    []string // the patterns as given, success first
 }
 
 // NewMatcher compiles patterns. Literal patterns match anywhere in a line;
