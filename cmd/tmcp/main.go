@@ -99,6 +99,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling})
 	defer srv.Close()
+	// On a signal, end tmux work at once: calls in flight then return
+	// promptly, and the server can stop without waiting out their deadlines.
+	stopOnSignal := context.AfterFunc(ctx, func() {
+		srv.Close()
+		tc.Close()
+	})
+	defer stopOnSignal()
 	switch {
 	case o.tools:
 		return printTools(stdout, srv, tier, recognised)

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// callerLookupTimeout bounds the search for the caller's pane.
-const callerLookupTimeout = 2 * time.Second
+// callerLookupTimeout bounds the search for the caller's pane, which runs
+// before the first reply: a stopped tmux must not hold start-up long.
+const callerLookupTimeout = time.Second
 
 // Caller is the pane tmcp itself runs in, when it runs inside the tmux
 // server it drives.
@@ -18,30 +19,37 @@ type Caller struct {
 	How    string `json:"how,omitempty"` // "environment" or "process ancestry"
 }
 
-// callerPane finds the caller's pane once and remembers it.
+// callerPane finds the caller's pane and remembers the answer, unless tmux
+// could not be asked: then the next call asks again.
 func (s *Server) callerPane(ctx context.Context) Caller {
-	s.callerOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callerLookupTimeout)
-		defer cancel()
-		s.caller = s.findCaller(ctx)
-	})
-	return s.caller
+	s.callerMu.Lock()
+	defer s.callerMu.Unlock()
+	if s.callerKnown {
+		return s.caller
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callerLookupTimeout)
+	defer cancel()
+	c, ok := s.findCaller(ctx)
+	if ok {
+		s.caller, s.callerKnown = c, true
+	}
+	return c
 }
 
 // findCaller looks for the pane in $TMUX_PANE when $TMUX names this
 // server's socket, and otherwise walks tmcp's ancestors up to a process
 // that is some pane's own process.
-func (s *Server) findCaller(ctx context.Context) Caller {
+func (s *Server) findCaller(ctx context.Context) (c Caller, known bool) {
 	panes, err := s.tmux.ListPanes(ctx, "", "")
-	if err != nil || len(panes) == 0 {
-		return Caller{}
+	if err != nil {
+		return Caller{}, false
 	}
 	if id := os.Getenv("TMUX_PANE"); id != "" {
 		socket, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
 		if socket == s.tmux.SocketPath() {
 			for _, p := range panes {
 				if p.ID == id {
-					return Caller{PaneID: id, How: "environment"}
+					return Caller{PaneID: id, How: "environment"}, true
 				}
 			}
 		}
@@ -52,11 +60,11 @@ func (s *Server) findCaller(ctx context.Context) Caller {
 	}
 	for pid, hops := os.Getppid(), 0; pid > 1 && hops < 64; hops++ {
 		if id, ok := byPID[pid]; ok {
-			return Caller{PaneID: id, How: "process ancestry"}
+			return Caller{PaneID: id, How: "process ancestry"}, true
 		}
 		pid = parentPID(pid)
 	}
-	return Caller{}
+	return Caller{}, true
 }
 
 // parentPID reads a process's parent from /proc, or 0.
@@ -81,3 +89,9 @@ func parentPID(pid int) int {
 
 // CallerPane returns the id of the pane tmcp runs in, or "".
 func (s *Server) CallerPane(ctx context.Context) string { return s.callerPane(ctx).PaneID }
+
+// isCaller reports whether id is the pane tmcp runs in.
+func (s *Server) isCaller(ctx context.Context, id string) bool {
+	c := s.callerPane(ctx).PaneID
+	return c != "" && c == id
+}

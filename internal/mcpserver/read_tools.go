@@ -171,7 +171,6 @@ func (s *Server) listPanes(ctx context.Context, _ *mcp.CallToolRequest, in listP
 	if err != nil {
 		return nil, listPanesOut{}, explain("listing panes", err)
 	}
-	caller := s.callerPane(ctx).PaneID
 	out := listPanesOut{Panes: []PaneSummary{}, Total: len(all)}
 	for _, p := range all {
 		if in.Command != "" && p.Command != in.Command ||
@@ -182,7 +181,7 @@ func (s *Server) listPanes(ctx context.Context, _ *mcp.CallToolRequest, in listP
 		}
 		out.Panes = append(out.Panes, PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID,
 			WindowIndex: p.WindowIndex, PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID,
-			Path: p.Path, Title: p.Title, Width: p.Width, Height: p.Height, Dead: p.Dead, IsCaller: p.ID == caller})
+			Path: p.Path, Title: p.Title, Width: p.Width, Height: p.Height, Dead: p.Dead, IsCaller: s.isCaller(ctx, p.ID)})
 	}
 	return nil, out, nil
 }
@@ -234,6 +233,7 @@ type PaneDetail struct {
 	PaneSummary
 	Dead            bool   `json:"dead"`
 	ExitStatus      *int   `json:"exitStatus,omitempty" jsonschema:"status the dead pane's process exited with"`
+	ExitSignal      int    `json:"exitSignal,omitempty" jsonschema:"signal that killed the dead pane's process"`
 	TTY             string `json:"tty"`
 	HistorySize     int    `json:"historySize" jsonschema:"lines of history held"`
 	HistoryLimit    int    `json:"historyLimit"`
@@ -256,13 +256,16 @@ func (s *Server) getPaneInfo(ctx context.Context, _ *mcp.CallToolRequest, in pan
 	d := PaneDetail{
 		PaneSummary: PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID, WindowIndex: p.WindowIndex,
 			PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID, Path: p.Path, Title: p.Title,
-			Width: p.Width, Height: p.Height, IsCaller: p.ID == s.callerPane(ctx).PaneID},
+			Width: p.Width, Height: p.Height, IsCaller: s.isCaller(ctx, p.ID)},
 		Dead: p.Dead, TTY: p.TTY, HistorySize: p.HistorySize, HistoryLimit: p.HistoryLimit,
 		InCopyMode: p.Mode == "copy-mode", Mode: p.Mode, AlternateScreen: p.AlternateOn, CursorX: p.CursorX, CursorY: p.CursorY,
 	}
-	if p.Dead {
+	if p.Dead && p.DeadStatus >= 0 && p.DeadSignal == 0 {
 		status := p.DeadStatus
 		d.ExitStatus = &status
+	}
+	if p.Dead && p.DeadSignal > 0 {
+		d.ExitSignal = p.DeadSignal
 	}
 	return nil, d, nil
 }
@@ -313,24 +316,27 @@ func (s *Server) displayMessage(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if err := tmux.CheckFormat(in.Format); err != nil {
 		return nil, displayMessageOut{}, err
 	}
-	var target string
+	var target, label string
 	var err error
 	switch {
 	case in.WindowID != "":
 		target, err = in.WindowID, checkWindowID(in.WindowID)
+		label = target
 	case in.Session != "":
 		target, err = sessionTarget(in.Session), checkSessionName(in.Session)
+		label = in.Session
 	default:
 		target, err = s.pane(ctx, in.PaneID)
+		label = target
 	}
 	if err != nil {
 		return nil, displayMessageOut{}, err
 	}
-	lines, err := s.tmux.Run(ctx, "display-message", "-p", "-t", target, in.Format)
+	lines, err := s.tmux.Expand(ctx, target, in.Format)
 	if err != nil {
-		return nil, displayMessageOut{}, explain("expanding the format for "+target, err)
+		return nil, displayMessageOut{}, explain("expanding the format for "+label, err)
 	}
-	out := displayMessageOut{Target: target}
+	out := displayMessageOut{Target: label}
 	text, _ := pane.Tail(lines, DefaultMaxLines, DefaultMaxBytes)
 	return textResult(out, strings.Join(text, "\n")), out, nil
 }

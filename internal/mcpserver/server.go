@@ -33,8 +33,9 @@ type Server struct {
 	waits *wait.Service
 	cfg   Config
 
-	callerOnce sync.Once
-	caller     Caller
+	callerMu    sync.Mutex
+	callerKnown bool
+	caller      Caller
 }
 
 // New returns a Server for a tmux connection. Close releases its streams.

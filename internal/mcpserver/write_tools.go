@@ -212,15 +212,16 @@ func (s *Server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 		return nil, renamedOut{}, fmt.Errorf("newName: %w", err)
 	}
 	// Read the id first: after the rename the old name no longer finds it.
-	ids, err := s.tmux.Run(ctx, "display-message", "-p", "-t", sessionTarget(session), "#{session_id}")
-	if err != nil || len(ids) != 1 {
+	ids, err := s.tmux.Expand(ctx, sessionTarget(session), "#{session_id}")
+	if err != nil {
 		return nil, renamedOut{}, explain("finding session "+session, err)
 	}
-	if _, err := s.tmux.Run(ctx, "rename-session", "-t", ids[0], tmux.EscapeFormat(in.NewName)); err != nil {
+	id := ids[0] + ":"
+	if _, err := s.tmux.Run(ctx, "rename-session", "-t", id, tmux.EscapeFormat(in.NewName)); err != nil {
 		return nil, renamedOut{}, explain("renaming session "+session, err)
 	}
-	name, err := s.tmux.Run(ctx, "display-message", "-p", "-t", ids[0], "#{session_name}")
-	if err != nil || len(name) != 1 {
+	name, err := s.tmux.Expand(ctx, id, "#{session_name}")
+	if err != nil {
 		return nil, renamedOut{}, explain("reading the new name of session "+ids[0], err)
 	}
 	return nil, renamedOut{Name: name[0]}, nil
@@ -239,8 +240,8 @@ func (s *Server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if _, err := s.tmux.Run(ctx, "rename-window", "-t", id, tmux.EscapeFormat(in.NewName)); err != nil {
 		return nil, renamedOut{}, explain("renaming window "+id, err)
 	}
-	name, err := s.tmux.Run(ctx, "display-message", "-p", "-t", id, "#{window_name}")
-	if err != nil || len(name) != 1 {
+	name, err := s.tmux.Expand(ctx, id, "#{window_name}")
+	if err != nil {
 		return nil, renamedOut{}, explain("reading the new name of window "+id, err)
 	}
 	return nil, renamedOut{Name: name[0]}, nil

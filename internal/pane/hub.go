@@ -84,7 +84,7 @@ func (h *Hub) Acquire(ctx context.Context, paneID string, linger time.Duration) 
 		return nil, nil, err
 	}
 	if info.Dead {
-		return nil, nil, fmt.Errorf("pane %s is dead (exit status %d)", paneID, info.DeadStatus)
+		return nil, nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
 	stop, err := h.tc.Watch(ctx, paneID, func(ev tmux.OutputEvent) {
@@ -221,7 +221,7 @@ func (h *Hub) CheckPane(id string, p tmux.Pane) {
 	case p.ID == "":
 		h.end(id, w, "the pane was closed")
 	case p.Dead:
-		h.end(id, w, fmt.Sprintf("the pane's process exited with status %d", p.DeadStatus))
+		h.end(id, w, "the pane's process ended: "+p.Death())
 	case p.PID != w.pid:
 		h.end(id, w, "the pane was respawned")
 	}

@@ -54,6 +54,7 @@ type Client struct {
 	retryAfter time.Time     // no attach attempt before this time
 	streams    *streamSet
 	closed     bool
+	closeOnce  sync.Once
 }
 
 // New resolves and checks the tmux binary and returns a Client. It fails
@@ -242,7 +243,13 @@ func (c *Client) ControlSessions() []string {
 }
 
 // Close ends every control client and waits briefly for them to exit.
+// Every call returns only once that is done.
 func (c *Client) Close() error {
+	c.closeOnce.Do(c.close)
+	return nil
+}
+
+func (c *Client) close() {
 	c.stop()
 	c.mu.Lock()
 	c.closed = true
@@ -259,7 +266,6 @@ func (c *Client) Close() error {
 	for _, cc := range clients {
 		cc.wait(closeGrace + processWaitDelay)
 	}
-	return nil
 }
 
 // lastGuardNumber returns the command number of the last reply the command

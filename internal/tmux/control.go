@@ -88,7 +88,9 @@ type request struct {
 // startControl starts a control client attached to target (empty: tmux's
 // choice) and waits until the attach is complete.
 func startControl(ctx context.Context, l *Launcher, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
-	args := []string{"-C", "attach-session", "-f", flags}
+	// -N: attaching must never start a server (which would read the user's
+	// configuration and then exit for want of a session).
+	args := []string{"-N", "-C", "attach-session", "-f", flags}
 	if target != "" {
 		args = append(args, "-t", target)
 	}

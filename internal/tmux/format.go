@@ -110,4 +110,13 @@ func (r *fields) num() int {
 	return n
 }
 
+// numOr reads a number that tmux may leave empty, giving def then.
+func (r *fields) numOr(def int) int {
+	if r.f[r.i] == "" {
+		r.i++
+		return def
+	}
+	return r.num()
+}
+
 func (r *fields) flag() bool { return r.str() == "1" }

@@ -63,7 +63,8 @@ type Pane struct {
 	Width        int
 	Height       int
 	Dead         bool
-	DeadStatus   int
+	DeadStatus   int // exit status of a dead pane's process; -1 if it had none
+	DeadSignal   int // signal that killed a dead pane's process, or 0
 	HistorySize  int
 	HistoryLimit int
 	InMode       bool   // in copy mode or another mode
@@ -75,13 +76,24 @@ type Pane struct {
 
 var paneVars = []string{"pane_id", "pane_index", "window_id", "window_index", "window_name", "session_id", "session_name",
 	"pane_active", "pane_current_command", "pane_pid", "pane_tty", "pane_current_path", "pane_title", "pane_width",
-	"pane_height", "pane_dead", "pane_dead_status", "history_size", "history_limit", "pane_in_mode", "pane_mode",
+	"pane_height", "pane_dead", "pane_dead_status", "pane_dead_signal", "history_size", "history_limit", "pane_in_mode", "pane_mode",
 	"alternate_on", "cursor_x", "cursor_y"}
+
+// Death says how a dead pane's process ended.
+func (p Pane) Death() string {
+	switch {
+	case p.DeadSignal > 0:
+		return fmt.Sprintf("killed by signal %d", p.DeadSignal)
+	case p.DeadStatus >= 0:
+		return fmt.Sprintf("exit status %d", p.DeadStatus)
+	}
+	return "exit status unknown"
+}
 
 func scanPane(r *fields) Pane {
 	return Pane{ID: r.str(), Index: r.num(), WindowID: r.str(), WindowIndex: r.num(), WindowName: r.str(),
 		SessionID: r.str(), SessionName: r.str(), Active: r.flag(), Command: r.str(), PID: r.num(), TTY: r.str(),
-		Path: r.str(), Title: r.str(), Width: r.num(), Height: r.num(), Dead: r.flag(), DeadStatus: r.num(),
+		Path: r.str(), Title: r.str(), Width: r.num(), Height: r.num(), Dead: r.flag(), DeadStatus: r.numOr(-1), DeadSignal: r.num(),
 		HistorySize: r.num(), HistoryLimit: r.num(), InMode: r.flag(), Mode: r.str(), AlternateOn: r.flag(),
 		CursorX: r.num(), CursorY: r.num()}
 }
@@ -155,25 +167,59 @@ func (c *Client) PaneInfo(ctx context.Context, pane string) (Pane, error) {
 	if err != nil {
 		return Pane{}, err
 	}
-	if len(p) != 1 {
-		return Pane{}, fmt.Errorf("tmux display-message: %d records for pane %s", len(p), pane)
+	// display-message answers a missing target with nothing, not an error.
+	if len(p) != 1 || p[0].ID == "" || strings.HasPrefix(pane, "%") && p[0].ID != pane {
+		return Pane{}, &CommandError{Args: []string{"display-message", "-t", pane}, Message: "can't find pane: " + pane}
 	}
 	return p[0], nil
 }
 
+// Expand expands a format for a target (a pane, window or session). tmux
+// answers a missing target with an empty line, not an error, so the
+// target's session id rides along to tell the two apart.
+func (c *Client) Expand(ctx context.Context, target, format string) ([]string, error) {
+	out, err := c.Run(ctx, "display-message", "-p", "-t", target, "#{session_id}"+fieldSep+format)
+	if err != nil {
+		return nil, err
+	}
+	var session, first string
+	if len(out) > 0 {
+		session, first, _ = strings.Cut(out[0], fieldSep)
+	}
+	if session == "" {
+		return nil, &CommandError{Args: []string{"display-message", "-t", target}, Message: "can't find " + targetKind(target) + ": " + target}
+	}
+	out[0] = first
+	return out, nil
+}
+
+// targetKind names what a target points at, for messages.
+func targetKind(target string) string {
+	switch {
+	case strings.HasPrefix(target, "%"):
+		return "pane"
+	case strings.HasPrefix(target, "@"):
+		return "window"
+	}
+	return "session"
+}
+
 // SessionTarget returns a target that matches the session named name
 // exactly (tmux otherwise takes a prefix or a pattern), or the id itself.
+// The trailing colon makes it valid where tmux expects a window or a pane
+// too, naming the session's current one.
 func SessionTarget(name string) string {
 	if strings.HasPrefix(name, "$") {
-		return name
+		return name + ":"
 	}
-	return "=" + name
+	return "=" + name + ":"
 }
 
 // IsNoServer reports whether err says no tmux server is running.
 func IsNoServer(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "no server running") ||
-		strings.Contains(err.Error(), "error connecting to"))
+		strings.Contains(err.Error(), "error connecting to") ||
+		strings.Contains(err.Error(), "server exited unexpectedly"))
 }
 
 // CaptureOptions select what CapturePane returns.
@@ -308,7 +354,7 @@ func (c *Client) NewSession(ctx context.Context, o NewOptions) (Created, error) 
 func (c *Client) NewWindow(ctx context.Context, o NewOptions) (Created, error) {
 	args := []string{"new-window", "-d"}
 	if o.Target != "" {
-		args = append(args, "-t", SessionTarget(o.Target)+":")
+		args = append(args, "-t", SessionTarget(o.Target))
 	}
 	if o.Name != "" {
 		args = append(args, "-n", EscapeFormat(o.Name))

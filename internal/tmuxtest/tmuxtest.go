@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,9 +25,10 @@ const (
 // Server is a private tmux server.
 type Server struct {
 	t      testing.TB
-	Dir    string // private TMUX_TMPDIR, also holding the socket
-	Socket string // socket path, for -S
-	pid    int    // the server process, once started
+	Dir    string     // private TMUX_TMPDIR, also holding the socket
+	Socket string     // socket path, for -S
+	mu     sync.Mutex // guards pid: tests kill and restart servers from goroutines
+	pid    int        // the server process, once started
 }
 
 // Skip skips the test when tmux is not installed.
@@ -69,11 +71,15 @@ func (s *Server) Start() {
 		"-x", strconv.Itoa(Width), "-y", strconv.Itoa(Height), "sh")
 	s.Must("set-option", "-g", "default-shell", "/bin/sh")
 	pid, _ := strconv.Atoi(strings.TrimSpace(s.Must("display-message", "-p", "#{pid}")))
+	s.mu.Lock()
 	s.pid = pid
+	s.mu.Unlock()
 }
 
 // Kill ends the server, if it runs, and removes its socket.
 func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.pid > 0 {
 		// A stopped server must be resumed before it can be told to exit.
 		_ = syscall.Kill(s.pid, syscall.SIGCONT)
@@ -94,11 +100,12 @@ func (s *Server) Continue() { s.signal(syscall.SIGCONT) }
 
 func (s *Server) signal(sig syscall.Signal) {
 	s.t.Helper()
-	if s.pid == 0 {
+	pid := s.PID()
+	if pid == 0 {
 		s.t.Fatalf("signal %v: tmux server not started", sig)
 	}
-	if err := syscall.Kill(s.pid, sig); err != nil {
-		s.t.Fatalf("signal %v to tmux server %d: %v", sig, s.pid, err)
+	if err := syscall.Kill(pid, sig); err != nil {
+		s.t.Fatalf("signal %v to tmux server %d: %v", sig, pid, err)
 	}
 }
 
@@ -156,7 +163,11 @@ func (s *Server) Must(args ...string) string {
 }
 
 // PID returns the server's process id, or 0 when it is not running.
-func (s *Server) PID() int { return s.pid }
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
 
 // WaitFor polls cond every few milliseconds until it holds or d passes,
 // and reports whether it held. For waiting on tmux's own state in tests.

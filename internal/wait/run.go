@@ -126,7 +126,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 func runnable(p tmux.Pane) error {
 	switch {
 	case p.Dead:
-		return fmt.Errorf("pane %s is dead (exit status %d); call respawn_pane or use another pane", p.ID, p.DeadStatus)
+		return fmt.Errorf("pane %s is dead (%s); use another pane, or make one with split_window", p.ID, p.Death())
 	case p.InMode:
 		return fmt.Errorf("pane %s is in %s; leave it first (send_keys with keys \"q\" and enter: false), then run the command", p.ID, p.Mode)
 	case !shells[path.Base(strings.TrimPrefix(p.Command, "-"))]:

@@ -101,7 +101,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		return TextResult{}, err
 	}
 	if info.Dead {
-		return TextResult{}, fmt.Errorf("pane %s is dead (exit status %d): nothing more will be written", req.PaneID, info.DeadStatus)
+		return TextResult{}, fmt.Errorf("pane %s is dead (%s): nothing more will be written", req.PaneID, info.Death())
 	}
 	stream, release, err := s.hub.Acquire(ctx, req.PaneID, streamLinger)
 	if err != nil {

@@ -1,0 +1,484 @@
+package main
+
+// Helpers for the end-to-end tests in e2e_test.go: the tmcp binary built
+// once per run, an MCP client speaking to it over stdio, and small readers
+// of tmux's and the kernel's view of what happened.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// tmcpBinary is the tmcp executable TestMain builds for the whole run.
+var tmcpBinary string
+
+const (
+	// connectTimeout bounds the MCP handshake with a fresh tmcp.
+	connectTimeout = 15 * time.Second
+	// callTimeout bounds one tool call from the test's side; tmcp's own
+	// per-command deadline (5 s) is well inside it.
+	callTimeout = 20 * time.Second
+	// settle is how long a test waits for tmux to reach a state it polls for.
+	settle = 5 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tmcp-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: making a directory for the binary:", err)
+		os.Exit(1)
+	}
+	tmcpBinary = filepath.Join(dir, "tmcp")
+	build := exec.Command("go", "build", "-o", tmcpBinary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building tmcp:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// session is one running tmcp process and the MCP client connected to it.
+type session struct {
+	t      *testing.T
+	srv    *tmuxtest.Server
+	cmd    *exec.Cmd
+	cs     *mcp.ClientSession
+	stderr *lockedBuffer
+	stdin  io.WriteCloser // tmcp's stdin, when the test holds it
+}
+
+// on returns the session reporting to t, for use in a subtest.
+func (s *session) on(t *testing.T) *session {
+	c := *s
+	c.t = t
+	return &c
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startTMCP starts tmcp against srv with TMCP_SAFETY=tier (unset when tier
+// is empty) and connects an MCP client to it over the SDK's
+// CommandTransport. The client is closed, and tmcp with it, when the test
+// ends.
+func startTMCP(t *testing.T, srv *tmuxtest.Server, tier string, args ...string) *session {
+	t.Helper()
+	return launch(t, srv, tier, false, nil, args)
+}
+
+// startTMCPWithEnv is startTMCP with extra environment variables.
+func startTMCPWithEnv(t *testing.T, srv *tmuxtest.Server, tier string, env []string, args ...string) *session {
+	t.Helper()
+	return launch(t, srv, tier, false, env, args)
+}
+
+// startTMCPOwningStdin is startTMCP with the test holding tmcp's stdin
+// (session.stdin), so it can close it at a moment of its choosing: the
+// SDK client's Close waits for the client's own calls in flight before it
+// closes stdin, which hides how tmcp reacts to EOF during a call.
+func startTMCPOwningStdin(t *testing.T, srv *tmuxtest.Server, tier string, args ...string) *session {
+	t.Helper()
+	return launch(t, srv, tier, true, nil, args)
+}
+
+func launch(t *testing.T, srv *tmuxtest.Server, tier string, ownStdin bool, extraEnv, args []string) *session {
+	t.Helper()
+	cmd := exec.Command(tmcpBinary, append([]string{"-socket-path", srv.Socket}, args...)...)
+	var env []string
+	for _, kv := range srv.Env() {
+		if !strings.HasPrefix(kv, "TMCP_") {
+			env = append(env, kv)
+		}
+	}
+	if tier != "" {
+		env = append(env, "TMCP_SAFETY="+tier)
+	}
+	env = append(env, extraEnv...)
+	cmd.Env = env
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	var transport mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
+	var stdin io.WriteCloser
+	if ownStdin {
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting tmcp: %v", err)
+		}
+		stdin = in
+		transport = &mcp.IOTransport{Reader: out, Writer: in}
+	}
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+		t.Fatalf("connecting to tmcp (TMCP_SAFETY=%q): %v; stderr: %s", tier, err, stderr.String())
+	}
+	s := &session{t: t, srv: srv, cmd: cmd, cs: cs, stderr: stderr, stdin: stdin}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		if ownStdin {
+			// Nobody else reaps this process.
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		}
+		if t.Failed() {
+			if e := stderr.String(); e != "" {
+				t.Logf("tmcp stderr:\n%s", e)
+			}
+		}
+	})
+	return s
+}
+
+// pid returns the tmcp process id.
+func (s *session) pid() int { return s.cmd.Process.Pid }
+
+// call makes one tool call; a protocol error fails the test.
+func (s *session) call(name string, args map[string]any) *mcp.CallToolResult {
+	s.t.Helper()
+	res, err := s.callErr(name, args)
+	if err != nil {
+		s.t.Fatalf("%s %v: protocol error: %v", name, args, err)
+	}
+	return res
+}
+
+// callErr makes one tool call and returns the protocol error, if any.
+func (s *session) callErr(name string, args map[string]any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if args == nil {
+		args = map[string]any{}
+	}
+	return s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// ok makes a call that must succeed and decodes its structuredContent into
+// out (when out is not nil).
+func (s *session) ok(name string, args map[string]any, out any) *mcp.CallToolResult {
+	s.t.Helper()
+	res := s.call(name, args)
+	if res.IsError {
+		s.t.Fatalf("%s %v failed: %s", name, args, allText(res))
+	}
+	if out != nil {
+		decodeStructured(s.t, name, res, out)
+	}
+	return res
+}
+
+// fail makes a call that must fail as a tool error and returns its message.
+func (s *session) fail(name string, args map[string]any) string {
+	s.t.Helper()
+	res := s.call(name, args)
+	if !res.IsError {
+		b, _ := json.Marshal(res.StructuredContent)
+		s.t.Fatalf("%s %v succeeded, want a tool error; got %s / %s", name, args, b, allText(res))
+	}
+	return allText(res)
+}
+
+// toolNames lists the tools tmcp advertises, sorted.
+func (s *session) toolNames() []string {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := s.cs.ListTools(ctx, nil)
+	if err != nil {
+		s.t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// decodeStructured reads a result's structuredContent into out.
+func decodeStructured(t *testing.T, name string, res *mcp.CallToolResult, out any) {
+	t.Helper()
+	if res.StructuredContent == nil {
+		t.Fatalf("%s: reply has no structuredContent; content: %s", name, allText(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatalf("%s: re-encoding structuredContent: %v", name, err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: decoding structuredContent %s: %v", name, b, err)
+	}
+}
+
+// allText joins every text block of a result.
+func allText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// paneText checks the shape of a text-bearing reply — two text blocks, the
+// first the compact JSON of the fields and equal to structuredContent —
+// and returns the second block, the pane text.
+func paneText(t *testing.T, name string, res *mcp.CallToolResult) string {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("%s failed: %s", name, allText(res))
+	}
+	if len(res.Content) != 2 {
+		t.Fatalf("%s: %d content blocks, want 2 (fields, text): %s", name, len(res.Content), allText(res))
+	}
+	meta, ok0 := res.Content[0].(*mcp.TextContent)
+	text, ok1 := res.Content[1].(*mcp.TextContent)
+	if !ok0 || !ok1 {
+		t.Fatalf("%s: content blocks are %T and %T, want two text blocks", name, res.Content[0], res.Content[1])
+	}
+	if strings.Contains(meta.Text, "\n") {
+		t.Errorf("%s: first block is not compact JSON: %q", name, meta.Text)
+	}
+	var fromBlock, fromStructured map[string]any
+	if err := json.Unmarshal([]byte(meta.Text), &fromBlock); err != nil {
+		t.Fatalf("%s: first block is not JSON: %q: %v", name, meta.Text, err)
+	}
+	decodeStructured(t, name, res, &fromStructured)
+	if !reflect.DeepEqual(fromBlock, fromStructured) {
+		t.Errorf("%s: first block %v differs from structuredContent %v", name, fromBlock, fromStructured)
+	}
+	if len(text.Text) >= 16 && strings.Contains(meta.Text, text.Text) {
+		t.Errorf("%s: the pane text is sent twice (also inside the fields block)", name)
+	}
+	return text.Text
+}
+
+// tmuxOne runs a bare tmux command whose answer is one line and returns it.
+func tmuxOne(srv *tmuxtest.Server, args ...string) string {
+	return strings.TrimRight(srv.Must(args...), "\n")
+}
+
+// paneFormat expands a format for a pane with bare tmux.
+func paneFormat(srv *tmuxtest.Server, pane, format string) string {
+	return tmuxOne(srv, "display-message", "-p", "-t", pane, format)
+}
+
+// waitPane polls a pane's format until it equals want, failing the test
+// after settle.
+func waitPane(t *testing.T, srv *tmuxtest.Server, pane, format, want string) {
+	t.Helper()
+	var got string
+	if !tmuxtest.WaitFor(settle, func() bool {
+		out, err := srv.Tmux("display-message", "-p", "-t", pane, format)
+		got = strings.TrimRight(out, "\n")
+		return err == nil && got == want
+	}) {
+		t.Fatalf("pane %s: %s is %q, want %q", pane, format, got, want)
+	}
+}
+
+// waitScreen polls a pane's visible screen until cond holds on its lines.
+func waitScreen(t *testing.T, srv *tmuxtest.Server, pane, what string, cond func([]string) bool) {
+	t.Helper()
+	var lines []string
+	if !tmuxtest.WaitFor(settle, func() bool {
+		out, err := srv.Tmux("capture-pane", "-p", "-J", "-t", pane)
+		lines = strings.Split(strings.TrimRight(out, "\n"), "\n")
+		return err == nil && cond(lines)
+	}) {
+		t.Fatalf("pane %s never showed %s; screen:\n%s", pane, what, strings.Join(lines, "\n"))
+	}
+}
+
+// hasLine reports whether lines hold exactly line.
+func hasLine(lines []string, line string) bool {
+	for _, l := range lines {
+		if strings.TrimRight(l, " ") == line {
+			return true
+		}
+	}
+	return false
+}
+
+// newWindow makes a window in session main running command and returns
+// its pane id.
+func newWindow(srv *tmuxtest.Server, command string, extra ...string) string {
+	args := append([]string{"new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=main:"}, extra...)
+	return tmuxOne(srv, append(args, command)...)
+}
+
+// waitFile polls until the file holds want, failing the test after settle.
+func waitFile(t *testing.T, path, want string) {
+	t.Helper()
+	var got []byte
+	if !tmuxtest.WaitFor(settle, func() bool {
+		got, _ = os.ReadFile(path)
+		return string(got) == want
+	}) {
+		t.Fatalf("%s holds %q, want %q", path, got, want)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// children returns the ids of a process's children, from every thread's
+// /proc children list.
+func children(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, w := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(w); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// descendants returns children, their children and so on.
+func descendants(pid int) []int {
+	var out []int
+	for _, c := range children(pid) {
+		out = append(out, c)
+		out = append(out, descendants(c)...)
+	}
+	return out
+}
+
+// procState returns a process's state letter from /proc ("" when gone).
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
+
+// ended reports whether a process has exited (gone, or a zombie nobody
+// has reaped yet).
+func ended(pid int) bool {
+	st := procState(pid)
+	return st == "" || st == "Z" || st == "X"
+}
+
+// cmdline returns a process's argv joined by spaces.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
+
+// attachClient attaches a control-mode client of the test's own to a
+// session, as a user's terminal would be, and detaches it when the test
+// ends. It returns the client's stdin, for commands.
+func attachClient(t *testing.T, srv *tmuxtest.Server, session string) io.Writer {
+	t.Helper()
+	cmd := exec.Command("tmux", "-S", srv.Socket, "-C", "attach-session", "-f", "ignore-size,no-output", "-t", "="+session)
+	cmd.Env = srv.Env()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("attaching a client to %s: %v", session, err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	if !tmuxtest.WaitFor(settle, func() bool {
+		out, _ := srv.Tmux("list-clients", "-t", "="+session, "-F", "#{client_pid}")
+		return strings.Contains(out, strconv.Itoa(cmd.Process.Pid))
+	}) {
+		t.Fatalf("the test's client never attached to %s", session)
+	}
+	return stdin
+}
+
+// trimBlank drops empty rows at the bottom of a capture.
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// bareCapture captures a pane with bare tmux, trailing blank rows dropped.
+func bareCapture(srv *tmuxtest.Server, pane string, args ...string) []string {
+	out := srv.Must(append([]string{"capture-pane", "-p", "-J", "-t", pane}, args...)...)
+	return trimBlank(strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+}
