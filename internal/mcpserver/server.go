@@ -61,9 +61,11 @@ type toolDef struct {
 	add  func(*mcp.Server)
 }
 
-// define binds a typed handler to its tool; the SDK derives both schemas
-// from In and Out.
+// define binds a typed handler to its tool, with both schemas derived
+// from In and Out and made compact (see schema.go).
 func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
+	t.InputSchema = schemaFor[In](false)
+	t.OutputSchema = schemaFor[Out](true)
 	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }}
 }
 

@@ -1,0 +1,78 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// Budgets for what every conversation pays before its first call, at the
+// default tier: the whole tools/list result plus the instructions, and the
+// part a model reads (names, descriptions, input schemas, instructions).
+const (
+	wireBudget         = 24 << 10
+	modelVisibleBudget = 16 << 10
+)
+
+// listTools connects an in-memory client and returns the tools and the
+// instructions a client is given at tier.
+func listTools(t *testing.T, tier Tier) ([]*mcp.Tool, string) {
+	t.Helper()
+	srv := tmuxtest.New(t)
+	tc, err := tmux.New(context.Background(), tmux.Options{SocketPath: srv.Socket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	s := New(tc, Config{Tier: tier, Version: "test"})
+	defer s.Close()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.MCPServer(ctx).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "wire-test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tools, cs.InitializeResult().Instructions
+}
+
+func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
+	tools, instructions := listTools(t, DefaultTier)
+	whole, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible := len(instructions)
+	for _, tool := range tools {
+		schema, _ := json.Marshal(tool.InputSchema)
+		visible += len(tool.Name) + len(tool.Description) + len(schema)
+	}
+	total := len(whole) + len(instructions)
+	t.Logf("%d tools: tools/list %d bytes + instructions %d = %d (budget %d); model-visible %d (budget %d)",
+		len(tools), len(whole), len(instructions), total, wireBudget, visible, modelVisibleBudget)
+	if total > wireBudget {
+		t.Errorf("tools/list plus instructions is %d bytes, over the %d budget", total, wireBudget)
+	}
+	if visible > modelVisibleBudget {
+		t.Errorf("the model-visible part is %d bytes, over the %d budget", visible, modelVisibleBudget)
+	}
+	for _, tool := range tools {
+		if tool.OutputSchema == nil || tool.Annotations == nil {
+			t.Errorf("%s: output schema or annotations missing", tool.Name)
+		}
+	}
+}
