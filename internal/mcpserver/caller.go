@@ -58,7 +58,8 @@ func (s *Server) findCaller(ctx context.Context) (c Caller, known bool) {
 	for _, p := range panes {
 		byPID[p.PID] = p.ID
 	}
-	for pid, hops := os.Getppid(), 0; pid > 1 && hops < 64; hops++ {
+	// From tmcp itself, which may be the pane's own process, upwards.
+	for pid, hops := os.Getpid(), 0; pid > 1 && hops < 64; hops++ {
 		if id, ok := byPID[pid]; ok {
 			return Caller{PaneID: id, How: "process ancestry"}, true
 		}

@@ -24,10 +24,14 @@ type killedOut struct {
 	Killed string `json:"killed" jsonschema:"what was killed"`
 }
 
-func (s *Server) killPane(ctx context.Context, _ *mcp.CallToolRequest, in paneIn) (*mcp.CallToolResult, killedOut, error) {
+func (s *Server) killPane(ctx context.Context, req *mcp.CallToolRequest, in paneIn) (*mcp.CallToolResult, killedOut, error) {
 	id, err := s.pane(ctx, in.PaneID)
 	if err != nil {
 		return nil, killedOut{}, err
+	}
+	_, ask, err := s.guardCaller(ctx, req, scopePane, id, "kill pane "+id, true)
+	if ask != nil || err != nil {
+		return ask, killedOut{}, err
 	}
 	if _, err := s.tmux.Run(ctx, "kill-pane", "-t", id); err != nil {
 		return nil, killedOut{}, explain("killing pane "+id, err)
@@ -39,10 +43,14 @@ type windowIn struct {
 	WindowID string `json:"windowId,omitempty" jsonschema:"window id like @2; omitted: the only window"`
 }
 
-func (s *Server) killWindow(ctx context.Context, _ *mcp.CallToolRequest, in windowIn) (*mcp.CallToolResult, killedOut, error) {
+func (s *Server) killWindow(ctx context.Context, req *mcp.CallToolRequest, in windowIn) (*mcp.CallToolResult, killedOut, error) {
 	id, err := s.window(ctx, in.WindowID)
 	if err != nil {
 		return nil, killedOut{}, err
+	}
+	_, ask, err := s.guardCaller(ctx, req, scopeWindow, id, "kill window "+id, true)
+	if ask != nil || err != nil {
+		return ask, killedOut{}, err
 	}
 	if _, err := s.tmux.Run(ctx, "kill-window", "-t", id); err != nil {
 		return nil, killedOut{}, explain("killing window "+id, err)
@@ -54,10 +62,14 @@ type sessionIn struct {
 	SessionName string `json:"sessionName,omitempty" jsonschema:"session name; omitted: the only session"`
 }
 
-func (s *Server) killSession(ctx context.Context, _ *mcp.CallToolRequest, in sessionIn) (*mcp.CallToolResult, killedOut, error) {
+func (s *Server) killSession(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (*mcp.CallToolResult, killedOut, error) {
 	name, err := s.session(ctx, in.SessionName)
 	if err != nil {
 		return nil, killedOut{}, err
+	}
+	_, ask, err := s.guardCaller(ctx, req, scopeSession, name, "kill session "+name, true)
+	if ask != nil || err != nil {
+		return ask, killedOut{}, err
 	}
 	if _, err := s.tmux.Run(ctx, "kill-session", "-t", sessionTarget(name)); err != nil {
 		return nil, killedOut{}, explain("killing session "+name, err)
@@ -69,9 +81,13 @@ type killServerIn struct {
 	Confirm bool `json:"confirm" jsonschema:"must be true: every session on the server ends"`
 }
 
-func (s *Server) killServer(ctx context.Context, _ *mcp.CallToolRequest, in killServerIn) (*mcp.CallToolResult, killedOut, error) {
+func (s *Server) killServer(ctx context.Context, req *mcp.CallToolRequest, in killServerIn) (*mcp.CallToolResult, killedOut, error) {
 	if !in.Confirm {
 		return nil, killedOut{}, errors.New("kill_server ends every session on the server; call it again with confirm: true if that is meant")
+	}
+	_, ask, err := s.guardCaller(ctx, req, scopeServer, "", "kill the tmux server", true)
+	if ask != nil || err != nil {
+		return ask, killedOut{}, err
 	}
 	if _, err := s.tmux.Run(ctx, "kill-server"); err != nil {
 		return nil, killedOut{}, explain("killing the tmux server", err)

@@ -103,6 +103,10 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in ru
 	if err != nil {
 		return nil, jobOut{}, err
 	}
+	_, ask, err := s.guardCaller(ctx, req, scopePane, id, "run a command in pane "+id, false)
+	if ask != nil || err != nil {
+		return ask, jobOut{}, err
+	}
 	t := s.waits.Clamp(in.TimeoutSeconds, defaultRunTimeout)
 	r, err := s.waits.Run(ctx, wait.RunRequest{PaneID: id, Command: in.Command, Timeout: t, Detach: in.Detach,
 		SuppressHistory: in.SuppressHistory, Progress: progressFunc(ctx, req, t.Duration)})

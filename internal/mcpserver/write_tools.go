@@ -40,9 +40,11 @@ type sentOut struct {
 	PaneID string `json:"paneId"`
 	Bytes  int    `json:"bytes" jsonschema:"bytes of text sent"`
 	Enter  bool   `json:"enter,omitempty"`
+	// IsCaller: the pane is the one tmcp runs in.
+	IsCaller bool `json:"isCaller,omitempty"`
 }
 
-func (s *Server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKeysIn) (*mcp.CallToolResult, sentOut, error) {
+func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in sendKeysIn) (*mcp.CallToolResult, sentOut, error) {
 	id, err := s.pane(ctx, in.PaneID)
 	if err != nil {
 		return nil, sentOut{}, err
@@ -50,6 +52,10 @@ func (s *Server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 	enter := in.Enter == nil || *in.Enter
 	if in.Keys == "" && !enter {
 		return nil, sentOut{}, fmt.Errorf("nothing to send to pane %s: keys is empty and enter is false", id)
+	}
+	isCaller, ask, err := s.guardCaller(ctx, req, scopePane, id, "type into pane "+id, false)
+	if ask != nil || err != nil {
+		return ask, sentOut{}, err
 	}
 	if in.Literal {
 		if in.Keys != "" {
@@ -72,7 +78,7 @@ func (s *Server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 		return nil, sentOut{}, explain("sending keys to pane "+id, err)
 	}
 	s.hub.Typed(id, in.Keys)
-	return nil, sentOut{PaneID: id, Bytes: len(in.Keys), Enter: enter}, nil
+	return nil, sentOut{PaneID: id, Bytes: len(in.Keys), Enter: enter, IsCaller: isCaller}, nil
 }
 
 type pasteTextIn struct {
@@ -81,7 +87,7 @@ type pasteTextIn struct {
 	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"use bracketed paste when the program asked for it (default true)"`
 }
 
-func (s *Server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in pasteTextIn) (*mcp.CallToolResult, sentOut, error) {
+func (s *Server) pasteText(ctx context.Context, req *mcp.CallToolRequest, in pasteTextIn) (*mcp.CallToolResult, sentOut, error) {
 	id, err := s.pane(ctx, in.PaneID)
 	if err != nil {
 		return nil, sentOut{}, err
@@ -89,11 +95,15 @@ func (s *Server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 	if in.Text == "" {
 		return nil, sentOut{}, fmt.Errorf("nothing to paste into pane %s: text is empty", id)
 	}
+	isCaller, ask, err := s.guardCaller(ctx, req, scopePane, id, "paste into pane "+id, false)
+	if ask != nil || err != nil {
+		return ask, sentOut{}, err
+	}
 	if err := s.tmux.Paste(ctx, id, in.Text, in.Bracketed == nil || *in.Bracketed); err != nil {
 		return nil, sentOut{}, explain("pasting into pane "+id, err)
 	}
 	s.hub.Typed(id, in.Text)
-	return nil, sentOut{PaneID: id, Bytes: len(in.Text)}, nil
+	return nil, sentOut{PaneID: id, Bytes: len(in.Text), IsCaller: isCaller}, nil
 }
 
 // CreatedOut names what a create tool made.

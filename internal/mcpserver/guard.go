@@ -1,0 +1,107 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// scope is what an action reaches: one pane, a window, a session, or the
+// whole server.
+type scope int
+
+const (
+	scopePane scope = iota
+	scopeWindow
+	scopeSession
+	scopeServer
+)
+
+// confirmID names tmcp's one confirmation request in a tool call.
+const confirmID = "tmcp-confirm-caller"
+
+// guardCaller protects the pane tmcp runs in. An action that reaches it —
+// typing into it, clearing, respawning or killing it, or killing its
+// window, session or server — is put to the person first: the call returns
+// an elicitation request (the SDK asks the client and calls the tool again
+// with the answer), and a refusal fails the call. When the client cannot
+// ask, a harmless act (typing) goes ahead, and a destructive one is
+// refused: failing to ask is never consent.
+//
+// It returns whether the target holds the caller's pane, and, when the
+// person must be asked, the result to return from the tool as it is.
+func (s *Server) guardCaller(ctx context.Context, req *mcp.CallToolRequest, sc scope, target, action string, destructiveAct bool) (bool, *mcp.CallToolResult, error) {
+	hit, err := s.reachesCaller(ctx, sc, target)
+	if err != nil || !hit {
+		return false, nil, err
+	}
+	caller := s.callerPane(ctx).PaneID
+	if req != nil && req.Params != nil {
+		if answer, ok := req.Params.InputResponses[confirmID]; ok {
+			return true, nil, consent(answer, req.Params.RequestState, action, caller)
+		}
+	}
+	if req == nil || req.Session == nil || !canElicit(req.Session) {
+		if destructiveAct {
+			return true, nil, fmt.Errorf("refusing to %s: it holds pane %s, where tmcp itself runs, and this client cannot ask the person to confirm", action, caller)
+		}
+		return true, nil, nil
+	}
+	ask := &mcp.ElicitParams{
+		Message: fmt.Sprintf("An agent asks to %s, which holds pane %s where tmcp (and perhaps the agent) runs. Allow it?", action, caller),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"allow": map[string]any{"type": "boolean", "description": "allow this once"}}},
+	}
+	return true, &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmID: ask}, RequestState: action}, nil
+}
+
+// consent reads the person's answer to a confirmation for action.
+func consent(answer mcp.InputResponse, state, action, caller string) error {
+	r, ok := answer.(*mcp.ElicitResult)
+	switch {
+	case state != action:
+		return fmt.Errorf("refusing to %s: the confirmation given was for another action", action)
+	case !ok || r == nil:
+		return fmt.Errorf("refusing to %s: the confirmation could not be read, and that is not consent", action)
+	case r.Action != "accept":
+		return fmt.Errorf("the person declined: not allowed to %s (it holds pane %s, where tmcp runs)", action, caller)
+	case r.Content["allow"] == false:
+		return fmt.Errorf("the person did not allow it: not allowed to %s (it holds pane %s, where tmcp runs)", action, caller)
+	}
+	return nil
+}
+
+func canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// reachesCaller reports whether an action on target reaches the caller's
+// pane.
+func (s *Server) reachesCaller(ctx context.Context, sc scope, target string) (bool, error) {
+	caller := s.callerPane(ctx).PaneID
+	if caller == "" {
+		return false, nil
+	}
+	switch sc {
+	case scopeServer:
+		return true, nil
+	case scopePane:
+		return target == caller, nil
+	}
+	p, err := s.tmux.PaneInfo(ctx, caller)
+	if err != nil {
+		// The caller's pane is gone: nothing of it to protect.
+		return false, nil
+	}
+	if sc == scopeWindow {
+		return p.WindowID == target, nil
+	}
+	ids, err := s.tmux.Expand(ctx, sessionTarget(target), "#{session_id}")
+	if err != nil {
+		return false, errors.Join(fmt.Errorf("finding session %s", target), err)
+	}
+	return ids[0] == p.SessionID, nil
+}
