@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/pane"
@@ -56,9 +57,10 @@ func (s *Server) Close() {
 // toolDef is one tool: its definition as clients see it, the tier it
 // needs, and how to register it on an MCP server.
 type toolDef struct {
-	tool *mcp.Tool
-	tier Tier
-	add  func(*mcp.Server)
+	tool   *mcp.Tool
+	tier   Tier
+	add    func(*mcp.Server)
+	result *jsonschema.Schema // the output schema before compaction, for docs
 }
 
 // define binds a typed handler to its tool, with both schemas derived
@@ -66,7 +68,8 @@ type toolDef struct {
 func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	t.InputSchema = schemaFor[In](false)
 	t.OutputSchema = schemaFor[Out](true)
-	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }}
+	result, _ := jsonschema.For[Out](nil)
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }, result: result}
 }
 
 // definitions returns every tool tmcp has, whatever the tier.
