@@ -87,7 +87,9 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 func TestTheCallersPaneIsFoundByAncestryAndGuarded(t *testing.T) {
 	srv := tmuxtest.New(t)
 	srv.Must("split-window", "-t", "main", "sh")
-	waitScreen(t, srv, "%0", "a prompt", func(l []string) bool { return strings.Contains(strings.Join(l, ""), "#") || strings.Contains(strings.Join(l, ""), "$") })
+	waitScreen(t, srv, "%0", "a prompt", func(l []string) bool {
+		return strings.Contains(strings.Join(l, ""), "#") || strings.Contains(strings.Join(l, ""), "$")
+	})
 
 	t.Run("a client without elicitation", func(t *testing.T) {
 		cs := insidePane(t, srv, "%0", nil, nil)

@@ -57,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY            readonly | mutating (default) | destructive; anything else means readonly\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 120)\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -97,7 +98,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling})
+	audit, closeAudit, err := openAudit(os.Getenv("TMCP_AUDIT"), stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
+	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit})
 	defer srv.Close()
 	// On a signal, end tmux work at once: calls in flight then return
 	// promptly, and the server can stop without waiting out their deadlines.
@@ -123,6 +129,22 @@ func serve(ctx context.Context, srv *mcpserver.Server, stdin io.Reader, stdout i
 		return nil
 	}
 	return err
+}
+
+// openAudit opens where TMCP_AUDIT says audit lines go: "stderr", a file
+// path (appended to), or nowhere when empty.
+func openAudit(where string, stderr io.Writer) (io.Writer, func(), error) {
+	switch where {
+	case "":
+		return nil, func() {}, nil
+	case "stderr":
+		return stderr, func() {}, nil
+	}
+	f, err := os.OpenFile(where, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the audit log TMCP_AUDIT=%q: %w", where, err)
+	}
+	return f, func() { f.Close() }, nil
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -6,6 +6,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ type Config struct {
 	Tier    Tier          // the safety tier in force
 	Version string        // tmcp's version, reported to clients
 	Ceiling time.Duration // bound on every wait; 0 means wait.DefaultCeiling
+	Audit   io.Writer     // where audit lines go (one JSON line per tool call); nil: none
 }
 
 // Server holds what the tools share: the tmux connection, the pane
@@ -32,6 +34,7 @@ type Server struct {
 	tmux  *tmux.Client
 	hub   *pane.Hub
 	waits *wait.Service
+	audit *Auditor
 	cfg   Config
 
 	callerMu    sync.Mutex
@@ -45,7 +48,11 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		cfg.Ceiling = wait.DefaultCeiling
 	}
 	hub := pane.NewHub(tc)
-	return &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg}
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg}
+	if cfg.Audit != nil {
+		s.audit = NewAuditor(cfg.Audit)
+	}
+	return s
 }
 
 // Close stops following jobs and streaming panes.
@@ -92,6 +99,7 @@ func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
 			d.add(m)
 		}
 	}
+	m.AddReceivingMiddleware(s.observe)
 	return m
 }
 

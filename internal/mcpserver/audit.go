@@ -1,0 +1,147 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// identifiers are the arguments an audit line keeps as they are: they name
+// things in tmux. Every other string (commands, typed text, patterns,
+// values, formats) is logged only as its length and a short digest.
+var identifiers = map[string]bool{
+	"paneId": true, "windowId": true, "sessionName": true, "jobId": true, "channel": true,
+	"cursor": true, "direction": true, "size": true, "name": true, "newName": true, "windowName": true,
+}
+
+// digestLen is how many hex digits of SHA-256 an audit line keeps: enough
+// to tell payloads apart, too few to guess them back.
+const digestLen = 12
+
+// Auditor writes one JSON line per tool call.
+type Auditor struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewAuditor returns an Auditor writing to w.
+func NewAuditor(w io.Writer) *Auditor { return &Auditor{w: w} }
+
+// auditLine is what an audit line holds.
+type auditLine struct {
+	Time       string         `json:"time"`
+	Tool       string         `json:"tool"`
+	Outcome    string         `json:"outcome"` // ok, error, or a wait's outcome
+	DurationMS float64        `json:"durationMs"`
+	Arguments  map[string]any `json:"arguments,omitempty"`
+	Error      string         `json:"error,omitempty"`
+}
+
+func (a *Auditor) write(l auditLine) {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.w.Write(append(b, '\n'))
+}
+
+// redact keeps identifiers, numbers and booleans, and replaces payloads by
+// their length and digest.
+func redact(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		switch v := v.(type) {
+		case string:
+			if identifiers[k] {
+				out[k] = v
+			} else {
+				out[k] = digest(v)
+			}
+		case float64, bool, nil:
+			out[k] = v
+		default:
+			b, _ := json.Marshal(v)
+			out[k] = digest(string(b))
+		}
+	}
+	return out
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("len=%d sha256=%s", len(s), hex.EncodeToString(sum[:])[:digestLen])
+}
+
+// observe is receiving middleware: for every tool call it writes an audit
+// line (when auditing) and tells a client that asked for logs why a wait
+// ended or a call failed.
+func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+		if params == nil {
+			return res, err
+		}
+		line := auditLine{Time: start.UTC().Format(time.RFC3339Nano), Tool: params.Name, Outcome: "ok",
+			DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+		var args map[string]any
+		_ = json.Unmarshal(params.Arguments, &args)
+		line.Arguments = redact(args)
+		level := mcp.LoggingLevel("info")
+		switch r, _ := res.(*mcp.CallToolResult); {
+		case err != nil:
+			line.Outcome, line.Error, level = "error", err.Error(), "warning"
+		case r == nil:
+		case r.IsError:
+			line.Outcome, level = "error", "warning"
+			if len(r.Content) > 0 {
+				if t, ok := r.Content[0].(*mcp.TextContent); ok {
+					line.Error = t.Text
+				}
+			}
+		case r.InputRequests != nil:
+			line.Outcome = "asked the person"
+		default:
+			var fields struct {
+				Outcome    string `json:"outcome"`
+				ExitStatus *int   `json:"exitStatus"`
+				TimedOut   bool   `json:"timedOut"`
+			}
+			if b, err := json.Marshal(r.StructuredContent); err == nil {
+				_ = json.Unmarshal(b, &fields)
+			}
+			switch {
+			case fields.Outcome != "":
+				line.Outcome = fields.Outcome
+			case fields.TimedOut:
+				line.Outcome = "timed out, still running"
+			case fields.ExitStatus != nil:
+				line.Outcome = fmt.Sprintf("exit status %d", *fields.ExitStatus)
+			}
+		}
+		if s.audit != nil {
+			s.audit.write(line)
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && (line.Outcome != "ok" || level != "info") {
+			msg := params.Name + ": " + line.Outcome
+			if line.Error != "" {
+				msg += ": " + line.Error
+			}
+			_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "tmcp", Data: msg})
+		}
+		return res, err
+	}
+}
