@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,38 +213,71 @@ func TestStoppedServerGivesAPromptNamedError(t *testing.T) {
 	}
 }
 
-// TestForgedGuardLinesInAPaneDoNotCorruptAReply prints, in a pane, guard
-// lines with the time and the command numbers the next capture will carry,
-// then captures the pane: the reply must be exactly the screen.
+// TestForgedGuardLinesInAPaneDoNotCorruptAReply writes, to a pane's
+// terminal, guard lines with the time and the command numbers the next
+// captures will carry, then captures the pane until one capture meets its
+// own forged %end: that reply must still be exactly the screen.
 func TestForgedGuardLinesInAPaneDoNotCorruptAReply(t *testing.T) {
 	srv := tmuxtest.New(t)
+	srv.Must("new-session", "-d", "-s", "tall", "-x", "80", "-y", "60", "sh")
+	pane := strings.TrimSpace(srv.Must("display-message", "-p", "-t", "=tall:", "#{pane_id}"))
+	tty, err := os.OpenFile(strings.TrimSpace(srv.Must("display-message", "-p", "-t", pane, "#{pane_tty}")), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
 	c := newClient(t, srv)
 	run(t, c, "list-sessions")
-	last := c.lastGuardNumber()
-	now := time.Now().Unix()
-	var script strings.Builder
-	script.WriteString("clear; printf '")
-	for n := last + 1; n < last+12; n++ {
-		fmt.Fprintf(&script, `%%%%end %d %d 1\n%%%%exit\n`, now, n)
+	last, now := c.lastGuardNumber(), time.Now().Unix()
+	var forged strings.Builder
+	forged.WriteString("\x1b[H\x1b[2J")
+	for n := last + 1; n <= last+28; n++ {
+		fmt.Fprintf(&forged, "%%end %d %d 1\r\n%%end %d %d 1\r\n", now, n, now+1, n)
 	}
-	script.WriteString("'")
-	srv.Must("send-keys", "-t", "main", script.String(), "Enter")
+	fmt.Fprint(tty, forged.String())
 	if !tmuxtest.WaitFor(3*time.Second, func() bool {
-		return strings.Count(srv.Must("capture-pane", "-p", "-t", "main"), "%exit") >= 11
+		return strings.Contains(srv.Must("capture-pane", "-p", "-t", pane), fmt.Sprintf("%%end %d %d 1", now+1, last+28))
 	}) {
-		t.Fatalf("pane never showed the forged lines:\n%s", srv.Must("capture-pane", "-p", "-t", "main"))
+		t.Fatalf("pane never showed the forged lines:\n%s", srv.Must("capture-pane", "-p", "-t", pane))
 	}
-	want := strings.TrimRight(srv.Must("capture-pane", "-p", "-t", "main"), "\n")
-	before := c.ProcessesStarted()
-	got := strings.TrimRight(strings.Join(run(t, c, "capture-pane", "-p", "-t", "main"), "\n"), "\n")
-	if got != want {
-		t.Fatalf("capture over control mode differs from the screen:\n got %q\nwant %q", got, want)
+	want := strings.TrimRight(srv.Must("capture-pane", "-p", "-t", pane), "\n")
+	for i := 0; i < 20; i++ {
+		before := c.ProcessesStarted()
+		got := strings.TrimRight(strings.Join(run(t, c, "capture-pane", "-p", "-t", pane), "\n"), "\n")
+		if got != want {
+			t.Fatalf("capture %d over control mode differs from the screen:\n got %q\nwant %q", i, got, want)
+		}
+		if c.ProcessesStarted() > before {
+			// The forgery was met and detected; the connection is in step.
+			if out := run(t, c, "display-message", "-p", "ok"); len(out) != 1 || out[0] != "ok" {
+				t.Fatalf("after the forged reply: display-message = %q", out)
+			}
+			return
+		}
 	}
-	if c.ProcessesStarted() == before {
-		t.Errorf("no forged guard was met (last guard %d): the test did not exercise the defence", last)
+	t.Fatalf("no capture met a forged guard (numbers %d to %d, times %d and %d): the defence was not exercised", last+1, last+28, now, now+1)
+}
+
+// TestWatchingAndUnwatchingABusyPaneLeavesTheServerUp guards against a
+// tmux 3.3a crash: turning a pane's output off and on again while it
+// writes kills the server, so streams are muted by pausing instead.
+func TestWatchingAndUnwatchingABusyPaneLeavesTheServerUp(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("send-keys", "-t", "main", "while :; do seq 1 200; sleep 0.01; done", "Enter")
+	c := newClient(t, srv)
+	var got atomic.Int64
+	for i := 0; i < 40; i++ {
+		stop, err := c.Watch(context.Background(), "%0", func(ev OutputEvent) { got.Add(int64(len(ev.Data))) })
+		if err != nil {
+			t.Fatalf("watch %d: %v", i, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+		stop()
 	}
-	// The connection is still in step.
-	if out := run(t, c, "display-message", "-p", "ok"); len(out) != 1 || out[0] != "ok" {
-		t.Fatalf("after the forged reply: display-message = %q", out)
+	if _, err := srv.Tmux("list-sessions"); err != nil {
+		t.Fatalf("the tmux server died: %v", err)
+	}
+	if got.Load() == 0 {
+		t.Fatal("no output was streamed")
 	}
 }

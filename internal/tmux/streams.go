@@ -12,6 +12,12 @@ const (
 	// pauseAfterSeconds lets tmux pause a pane whose output this client has
 	// not read for that long, instead of disconnecting the client.
 	pauseAfterSeconds = 10
+	// paneMute and paneResume stop and restart a pane's output to a client.
+	// Not "off" and "on": tmux 3.3a crashes (a segfault in the server)
+	// when a pane's output is turned off and on again while it writes;
+	// pausing and continuing does the same job safely.
+	paneMute   = "pause"
+	paneResume = "continue"
 	// streamClientFlags are for the clients that carry pane output.
 	streamClientFlags = "ignore-size,pause-after="
 )
@@ -39,6 +45,9 @@ func (c *Client) OnLayoutChange(fn func()) {
 }
 
 type watcher struct {
+	// resumed is set once the pane's output has been resumed for this
+	// watcher: a %pause before then answers an earlier mute, not a lag.
+	resumed atomic.Bool
 	pane    string
 	session string
 	client  *controlClient
@@ -90,10 +99,11 @@ func (s *streamSet) watch(ctx context.Context, pane string, fn func(OutputEvent)
 	w.client = cc
 	delete(s.muted[cc], pane)
 	s.mu.Unlock()
-	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":on"}); err != nil {
+	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + paneResume}); err != nil {
 		s.unwatch(pane, w)
 		return nil, fmt.Errorf("streaming pane %s: %w", pane, err)
 	}
+	w.resumed.Store(true)
 	var once sync.Once
 	return func() { once.Do(func() { s.unwatch(pane, w) }) }, nil
 }
@@ -150,14 +160,17 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		}
 		s.mu.Unlock()
 		if mute {
-			cc.post("refresh-client", "-A", ev.Pane+":off")
+			cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
 		}
 		return
 	}
 	s.mu.Unlock()
+	if ev.Paused && !w.resumed.Load() {
+		return
+	}
 	w.fn(ev)
 	if ev.Paused && cc != nil {
-		cc.post("refresh-client", "-A", ev.Pane+":continue")
+		cc.post("refresh-client", "-A", ev.Pane+":"+paneResume)
 	}
 }
 
@@ -182,8 +195,9 @@ func (s *streamSet) ended(session string, cc *controlClient) {
 	}
 }
 
-// unwatch stops a pane's stream and closes its client once it serves no
-// pane.
+// unwatch stops a pane's stream: the pane is muted, and its session's
+// client stays attached, so the next watch in that session costs a
+// command, not a new tmux process.
 func (s *streamSet) unwatch(pane string, w *watcher) {
 	s.mu.Lock()
 	if s.watchers[pane] != w {
@@ -191,23 +205,12 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 		return
 	}
 	delete(s.watchers, pane)
-	inUse := false
-	for _, other := range s.watchers {
-		if other.client == w.client {
-			inUse = true
-			break
-		}
-	}
-	if !inUse && s.clients[w.session] == w.client {
-		delete(s.clients, w.session)
+	if w.client != nil && s.muted[w.client] != nil {
+		s.muted[w.client][pane] = true
 	}
 	s.mu.Unlock()
-	switch {
-	case w.client == nil:
-	case inUse:
-		w.client.post("refresh-client", "-A", pane+":off")
-	default:
-		w.client.close()
+	if w.client != nil {
+		w.client.post("refresh-client", "-A", pane+":"+paneMute)
 	}
 }
 

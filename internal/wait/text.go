@@ -87,11 +87,20 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		}
 		cur = &c
 	}
-	// The screen is read first of all: what it shows is what came before
+	// Where the call begins in the pane's output. With the pane already
+	// streamed, that is the stream's end at this instant, exact and free.
+	// Otherwise the screen is read first of all: what it shows came before
 	// the call, and anything later is caught by the screen read after the
 	// stream is attached, or by the stream.
+	var early *pane.Stream
+	var earlyOff int64
+	if st := s.hub.Stream(req.PaneID); cur == nil && st != nil {
+		if closed, _ := st.Closed(); !closed {
+			early, earlyOff = st, st.End()
+		}
+	}
 	var before []string
-	if cur == nil {
+	if cur == nil && early == nil {
 		if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
 			return TextResult{}, err
 		}
@@ -117,6 +126,12 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	lostAtStart := stream.LostBytes()
 
 	switch {
+	case early == stream:
+		data, _, missed := stream.ReadFrom(earlyOff, int(from-earlyOff))
+		w.dec = pane.NewDecoder(earlyOff + missed)
+		if w.chunk(data) {
+			return s.finish(ctx, w, stream, start), nil
+		}
 	case cur != nil && cur.Generation == stream.Generation():
 		// Resume: what the ring holds between the cursor and the tap.
 		data, _, missed := stream.ReadFrom(cur.Offset, int(from-cur.Offset))
@@ -128,9 +143,11 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			return s.finish(ctx, w, stream, start), nil
 		}
 	default:
-		if cur != nil {
-			w.res.CursorReset = true
-			w.res.Reason = "the cursor's stream ended (tmcp restarted, the pane was respawned, or it was not read for a while): waiting from now"
+		if cur != nil || early != nil {
+			if cur != nil {
+				w.res.CursorReset = true
+				w.res.Reason = "the cursor's stream ended (tmcp restarted, the pane was respawned, or it was not read for a while): waiting from now"
+			}
 			if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
 				return TextResult{}, err
 			}
@@ -139,11 +156,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		after, err := s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{})
 		if err != nil {
 			return TextResult{}, err
-		}
-		for _, row := range before {
-			if _, ok := m.Match(row); ok {
-				w.res.AlreadyOnScreen = true
-			}
 		}
 		if w.rows(newRows(before, after)) {
 			return s.finish(ctx, w, stream, start), nil
@@ -283,6 +295,13 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tmux.DefaultCommandTimeout)
 		defer cancel()
 		if screen, err := s.tc.CapturePane(ctx, w.req.PaneID, tmux.CaptureOptions{}); err == nil {
+			// What matches on screen now did not match as new output: it
+			// was there before the wait (or is the echo of typed keys).
+			for _, row := range screen {
+				if _, ok := w.m.Match(row); ok {
+					r.AlreadyOnScreen = true
+				}
+			}
 			r.Screen, _ = pane.Tail(trimBlank(screen), w.req.MaxLines, w.req.MaxBytes)
 		} else if !errors.Is(err, context.Canceled) && r.Outcome != OutcomePaneDied {
 			r.Reason = "reading the screen: " + err.Error()
