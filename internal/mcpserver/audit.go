@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/wait"
 )
 
 // identifiers are the arguments an audit line keeps as they are: they name
@@ -81,15 +83,38 @@ func digest(s string) string {
 	return fmt.Sprintf("len=%d sha256=%s", len(s), hex.EncodeToString(sum[:])[:digestLen])
 }
 
-// observe is receiving middleware: for every tool call it writes an audit
-// line (when auditing) and tells a client that asked for logs why a wait
-// ended or a call failed.
+// arrive notes what a wait must count from, before anything else is done
+// with the request: the streams' ends, and for a wait_for_text on a pane
+// with no stream yet, that pane's screen.
+func (s *Server) arrive(ctx context.Context, req mcp.Request) context.Context {
+	a := wait.Arrival{Marks: s.hub.Marks()}
+	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p.Name == "wait_for_text" {
+		var args struct {
+			PaneID string `json:"paneId"`
+			Cursor string `json:"cursor"`
+		}
+		if json.Unmarshal(p.Arguments, &args) == nil && args.Cursor == "" && checkPaneID(args.PaneID) == nil {
+			if _, streamed := a.Marks[args.PaneID]; !streamed {
+				if rows := s.waits.ArrivalScreen(ctx, args.PaneID); rows != nil {
+					a.Screens = map[string][]string{args.PaneID: rows}
+				}
+			}
+		}
+	}
+	return wait.WithArrival(ctx, a)
+}
+
+// observe is receiving middleware for every tool call: it notes where the
+// pane streams stood when the call arrived (a wait counts from there), then
+// writes an audit line (when auditing) and tells a client that asked for
+// logs why a wait ended or a call failed.
 func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
+		ctx = s.arrive(ctx, req)
 		res, err := next(ctx, method, req)
 		params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 		if params == nil {

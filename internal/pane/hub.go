@@ -170,6 +170,24 @@ func (h *Hub) Stream(paneID string) *Stream {
 	return nil
 }
 
+// Mark is a position in a pane's live stream.
+type Mark struct {
+	Generation uint64
+	Offset     int64
+}
+
+// Marks returns where every live stream ends now: taken as a request
+// arrives, it says exactly where output written after the request begins.
+func (h *Hub) Marks() map[string]Mark {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	marks := make(map[string]Mark, len(h.panes))
+	for id, w := range h.panes {
+		marks[id] = Mark{Generation: w.stream.Generation(), Offset: w.stream.End()}
+	}
+	return marks
+}
+
 // StartPID returns the pane process a stream began with: a different pid
 // now means the pane was respawned.
 func (h *Hub) StartPID(paneID string, generation uint64) (int, bool) {

@@ -72,12 +72,13 @@ type Pane struct {
 	AlternateOn  bool   // a full-screen program owns the screen
 	CursorX      int
 	CursorY      int
+	StartCommand string // the command the pane was made with; empty for the default shell
 }
 
 var paneVars = []string{"pane_id", "pane_index", "window_id", "window_index", "window_name", "session_id", "session_name",
 	"pane_active", "pane_current_command", "pane_pid", "pane_tty", "pane_current_path", "pane_title", "pane_width",
 	"pane_height", "pane_dead", "pane_dead_status", "pane_dead_signal", "history_size", "history_limit", "pane_in_mode", "pane_mode",
-	"alternate_on", "cursor_x", "cursor_y"}
+	"alternate_on", "cursor_x", "cursor_y", "pane_start_command"}
 
 // Death says how a dead pane's process ended.
 func (p Pane) Death() string {
@@ -95,7 +96,7 @@ func scanPane(r *fields) Pane {
 		SessionID: r.str(), SessionName: r.str(), Active: r.flag(), Command: r.str(), PID: r.num(), TTY: r.str(),
 		Path: r.str(), Title: r.str(), Width: r.num(), Height: r.num(), Dead: r.flag(), DeadStatus: r.numOr(-1), DeadSignal: r.num(),
 		HistorySize: r.num(), HistoryLimit: r.num(), InMode: r.flag(), Mode: r.str(), AlternateOn: r.flag(),
-		CursorX: r.num(), CursorY: r.num()}
+		CursorX: r.num(), CursorY: r.num(), StartCommand: r.str()}
 }
 
 // list runs a list command with a format for vars and scans each record.

@@ -68,14 +68,12 @@ type job struct {
 	started             time.Time
 
 	mu         sync.Mutex
-	running    bool // the start marker was seen
 	finished   bool
 	status     int
 	died       bool
 	reason     string
 	lost       bool
 	tail       *pane.TailBuffer
-	startPart  string // the unfinished line when the start marker came
 	finishedAt time.Time
 	done       chan struct{}
 }
@@ -90,11 +88,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	if strings.TrimSpace(req.Command) == "" {
 		return JobResult{}, errors.New("command is empty")
 	}
-	info, err := s.tc.PaneInfo(ctx, req.PaneID)
-	if err != nil {
-		return JobResult{}, err
-	}
-	if err := runnable(info); err != nil {
+	if err := s.awaitShell(ctx, req.PaneID); err != nil {
 		return JobResult{}, err
 	}
 	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
@@ -122,6 +116,40 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	return s.await(ctx, j, req.Timeout, req.Progress, start), nil
 }
 
+// shellStartWait is how long run_command waits for a pane made to run a
+// shell to show one in front: a new pane's process is briefly tmux's own
+// fork, and a login shell runs its profile's commands before its prompt.
+const shellStartWait = time.Second
+
+// awaitShell returns once the pane has a shell in front, or says why it
+// cannot take a command.
+func (s *Service) awaitShell(ctx context.Context, paneID string) error {
+	deadline := time.Now().Add(shellStartWait)
+	for {
+		info, err := s.tc.PaneInfo(ctx, paneID)
+		if err != nil {
+			return err
+		}
+		err = runnable(info)
+		starting := err != nil && !info.Dead && !info.InMode && (info.StartCommand == "" || isShell(info.StartCommand))
+		if !starting || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(25 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// isShell reports whether a command (a name, a path, a login shell's
+// "-bash", or a command line) runs a POSIX-like shell.
+func isShell(command string) bool {
+	word, _, _ := strings.Cut(strings.TrimSpace(command), " ")
+	return shells[path.Base(strings.TrimPrefix(word, "-"))]
+}
+
 // runnable says why a pane cannot take a command, if it cannot.
 func runnable(p tmux.Pane) error {
 	switch {
@@ -129,7 +157,7 @@ func runnable(p tmux.Pane) error {
 		return fmt.Errorf("pane %s is dead (%s); use another pane, or make one with split_window", p.ID, p.Death())
 	case p.InMode:
 		return fmt.Errorf("pane %s is in %s; leave it first (send_keys with keys \"q\" and enter: false), then run the command", p.ID, p.Mode)
-	case !shells[path.Base(strings.TrimPrefix(p.Command, "-"))]:
+	case !isShell(p.Command):
 		return fmt.Errorf("pane %s runs %q, not a shell at its prompt: run_command needs a POSIX shell (sh, bash, zsh…); use send_keys to drive %s, or wait for it to finish", p.ID, p.Command, p.Command)
 	}
 	return nil
@@ -177,15 +205,14 @@ func shellQuote(s string) string {
 func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done func()) {
 	defer done()
 	defer s.jobs.release(j)
-	token := markerPrefix + j.id
-	dec := pane.NewDecoder(from)
+	r := &reader{j: j, token: markerPrefix + j.id, dec: pane.NewDecoder(from)}
 	lostAtStart := stream.LostBytes()
 	liveness := time.NewTicker(livenessEvery)
 	defer liveness.Stop()
 	for {
 		changed := stream.Changed()
 		if data := f.take(); len(data) > 0 {
-			if j.consume(dec, data, token) {
+			if r.consume(data) {
 				return
 			}
 			continue
@@ -210,49 +237,75 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	}
 }
 
+// reader finds a job's output between its markers. Before the start
+// marker its decoder only looks for that marker; at the marker, decoding
+// starts afresh, so the output's lines owe nothing to the row the echo and
+// the prompt left the cursor on.
+type reader struct {
+	j       *job
+	token   string
+	dec     *pane.Decoder
+	running bool
+}
+
 // consume decodes output and reports whether the job has finished.
-func (j *job) consume(dec *pane.Decoder, data []byte, token string) (finished bool) {
-	dec.Decode(data, func(ev pane.Event) {
+func (r *reader) consume(data []byte) (finished bool) {
+	if !r.running {
+		base := r.dec.Offset()
+		start := int64(-1)
+		r.dec.Decode(data, func(ev pane.Event) {
+			if start < 0 && r.marker(ev) == "C" {
+				start = ev.Offset
+			}
+		})
+		if start < 0 {
+			return false
+		}
+		r.running, r.dec, data = true, pane.NewDecoder(start), data[start-base:]
+	}
+	r.dec.Decode(data, func(ev pane.Event) {
 		if finished {
 			return
 		}
 		switch ev.Kind {
+		case pane.EventLine:
+			r.j.add(ev.Text)
 		case pane.EventOSC:
 			fields := strings.Split(ev.Text, ";")
-			if len(fields) < 3 || fields[0] != "133" || fields[len(fields)-1] != token {
+			if r.marker(ev) != "D" || len(fields) != 4 {
 				return
 			}
-			switch {
-			case fields[1] == "C":
-				j.mu.Lock()
-				j.running, j.startPart = true, dec.Partial()
-				j.mu.Unlock()
-			case fields[1] == "D" && len(fields) == 4:
-				status, _ := strconv.Atoi(fields[2])
-				if last := strings.TrimPrefix(dec.Partial(), j.startPart); last != "" {
-					j.add(last)
-				}
-				j.end(false, status, "")
-				finished = true
+			status, _ := strconv.Atoi(fields[2])
+			last := r.dec.Partial()
+			if status == 130 {
+				// The terminal's echo of the C-c that interrupted it.
+				last = strings.TrimSuffix(last, "^C")
 			}
-		case pane.EventLine:
-			j.mu.Lock()
-			running := j.running
-			j.mu.Unlock()
-			if running {
-				j.add(ev.Text)
+			if last != "" {
+				r.j.add(last)
 			}
+			r.j.end(false, status, "")
+			finished = true
 		}
 	})
 	return finished
 }
 
+// marker returns "C" or "D" for this job's start and end markers.
+func (r *reader) marker(ev pane.Event) string {
+	if ev.Kind != pane.EventOSC {
+		return ""
+	}
+	fields := strings.Split(ev.Text, ";")
+	if len(fields) < 3 || fields[0] != "133" || fields[len(fields)-1] != r.token {
+		return ""
+	}
+	return fields[1]
+}
+
 func (j *job) add(line string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.startPart != "" {
-		line, j.startPart = strings.TrimPrefix(line, j.startPart), ""
-	}
 	j.tail.Add(line)
 }
 

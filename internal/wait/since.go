@@ -48,6 +48,9 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 	if closed, reason := stream.Closed(); closed {
 		return s.fresh(ctx, c.PaneID, "the pane's stream ended: "+reason, maxLines, maxBytes)
 	}
+	if end := stream.End(); c.Offset > end {
+		return SinceResult{}, fmt.Errorf("cursor: offset %d is past the end (%d) of pane %s's output: it was not made by this stream; call capture_since without a cursor", c.Offset, end, c.PaneID)
+	}
 	if c.Offset == stream.End() {
 		// Nothing new: answered without asking tmux.
 		return SinceResult{Cursor: cursor}, nil

@@ -22,6 +22,40 @@ const (
 	OutcomeCancelled = "cancelled"
 )
 
+// Arrival is what was seen of the panes when a request arrived, before its
+// arguments were even checked: where each live stream ended, and the screen
+// of a pane about to be waited on that has no stream yet. A wait counts
+// from then, not from when its handler got to run.
+type Arrival struct {
+	Marks   map[string]pane.Mark
+	Screens map[string][]string
+}
+
+type arrivalKey struct{}
+
+// WithArrival records a request's Arrival in its context.
+func WithArrival(ctx context.Context, a Arrival) context.Context {
+	return context.WithValue(ctx, arrivalKey{}, a)
+}
+
+func arrival(ctx context.Context) Arrival {
+	a, _ := ctx.Value(arrivalKey{}).(Arrival)
+	return a
+}
+
+// ArrivalScreen reads, as a wait_for_text request arrives, the screen of
+// the pane it names when that pane has no live stream (nil otherwise).
+func (s *Service) ArrivalScreen(ctx context.Context, paneID string) []string {
+	if st := s.hub.Stream(paneID); st != nil {
+		return nil
+	}
+	rows, err := s.tc.CapturePane(ctx, paneID, tmux.CaptureOptions{})
+	if err != nil {
+		return nil
+	}
+	return rows
+}
+
 // TextRequest is a wait for text in a pane's output.
 type TextRequest struct {
 	PaneID    string
@@ -97,12 +131,18 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	if st := s.hub.Stream(req.PaneID); cur == nil && st != nil {
 		if closed, _ := st.Closed(); !closed {
 			early, earlyOff = st, st.End()
+			if m, ok := arrival(ctx).Marks[req.PaneID]; ok && m.Generation == st.Generation() {
+				earlyOff = m.Offset
+			}
 		}
 	}
 	var before []string
 	if cur == nil && early == nil {
-		if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
-			return TextResult{}, err
+		var ok bool
+		if before, ok = arrival(ctx).Screens[req.PaneID]; !ok {
+			if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+				return TextResult{}, err
+			}
 		}
 	}
 	info, err := s.tc.PaneInfo(ctx, req.PaneID)
@@ -132,6 +172,8 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		if w.chunk(data) {
 			return s.finish(ctx, w, stream, start), nil
 		}
+	case cur != nil && cur.Generation == stream.Generation() && cur.Offset > from:
+		return TextResult{}, fmt.Errorf("cursor: offset %d is past the end (%d) of pane %s's output: it was not made by this stream", cur.Offset, from, req.PaneID)
 	case cur != nil && cur.Generation == stream.Generation():
 		// Resume: what the ring holds between the cursor and the tap.
 		data, _, missed := stream.ReadFrom(cur.Offset, int(from-cur.Offset))
