@@ -1,0 +1,96 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Job reports a job, first waiting up to timeout for it to finish.
+func (s *Service) Job(ctx context.Context, id string, timeout Timeout, fn func(time.Duration)) (JobResult, error) {
+	j := s.jobs.get(id)
+	if j == nil {
+		return JobResult{}, fmt.Errorf("no job %q: job ids come from run_command, and finished jobs are kept only for the last %d runs", id, maxFinishedJobs)
+	}
+	if timeout.Duration <= 0 {
+		return j.result(false, 0, 0, time.Since(j.started)), nil
+	}
+	r := s.await(ctx, j, timeout, fn, time.Now())
+	r.Elapsed = time.Since(j.started)
+	if r.Finished {
+		r.Elapsed = j.finishedAtDuration()
+	}
+	return r, nil
+}
+
+func (j *job) finishedAtDuration() time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.finishedAt.Sub(j.started)
+}
+
+// jobTable holds the running job of each pane and the recent jobs.
+type jobTable struct {
+	mu       sync.Mutex
+	byPane   map[string]*job
+	byID     map[string]*job
+	finished []string // ids of finished jobs, oldest first
+}
+
+func newJobTable() *jobTable {
+	return &jobTable{byPane: map[string]*job{}, byID: map[string]*job{}}
+}
+
+// claim makes j the pane's job, or returns the job already holding it.
+func (t *jobTable) claim(j *job) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if holder := t.byPane[j.paneID]; holder != nil {
+		return holder
+	}
+	t.byPane[j.paneID] = j
+	t.byID[j.id] = j
+	return nil
+}
+
+// abandon forgets a job that never started.
+func (t *jobTable) abandon(j *job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.byPane, j.paneID)
+	delete(t.byID, j.id)
+}
+
+// release frees a finished job's pane and keeps the job for get_job.
+func (t *jobTable) release(j *job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byPane[j.paneID] == j {
+		delete(t.byPane, j.paneID)
+	}
+	t.finished = append(t.finished, j.id)
+	for len(t.finished) > maxFinishedJobs {
+		delete(t.byID, t.finished[0])
+		t.finished = t.finished[1:]
+	}
+}
+
+func (t *jobTable) get(id string) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[id]
+}
+
+// closeAll marks every running job ended: tmcp stops following them.
+func (t *jobTable) closeAll() {
+	t.mu.Lock()
+	jobs := make([]*job, 0, len(t.byPane))
+	for _, j := range t.byPane {
+		jobs = append(jobs, j)
+	}
+	t.mu.Unlock()
+	for _, j := range jobs {
+		j.end(false, 0, "tmcp shut down while the command ran; its status is unknown")
+	}
+}
