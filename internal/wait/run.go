@@ -391,4 +391,3 @@ func brief(cmd string) string {
 	}
 	return strconv.Quote(cmd)
 }
-
