@@ -3,30 +3,67 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
-// TestBenchmarkPrintsEveryRow runs the whole benchmark at its smallest
-// size and checks the table, not the timings: speed is never asserted.
-func TestBenchmarkPrintsEveryRow(t *testing.T) {
+// TestBenchmarkMeasuresEveryRow runs the whole benchmark in its -short
+// form and checks that every row is there and was measured, not the
+// timings: speed is never asserted.
+func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	tmuxtest.Skip(t)
 	if testing.Short() {
 		t.Skip("builds tmcp and starts tmux: not in -short")
 	}
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"-n", "3"}, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"-short", "-json"}, &stdout, &stderr); err != nil {
 		t.Fatalf("benchmark failed: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
 	}
-	out := stdout.String()
-	for _, want := range []string{rowList, rowCapture, rowStart, "tmux processes tmcp started in steady state"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q; it reads:\n%s", want, out)
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("-json output is not a report: %v\n%s", err, stdout.String())
+	}
+	cfg, err := parseFlags([]string{"-short"}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floodMemory, floodWritten := floodLabels(cfg)
+	want := []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList,
+		rowRunTrue, rowRunMethod, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
+		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, floodMemory, floodWritten}
+	got := map[string]row{}
+	for _, r := range rep.Rows {
+		got[r.Measurement] = r
+	}
+	for _, label := range want {
+		r, ok := got[label]
+		switch {
+		case !ok:
+			t.Errorf("no row %q", label)
+		case r.Error != "":
+			t.Errorf("row %q failed: %s", label, r.Error)
+		case r.Iterations < 1 || r.Unit == "":
+			t.Errorf("row %q was not measured: %+v", label, r)
 		}
+	}
+	if len(rep.Rows) != len(want) {
+		t.Errorf("%d rows, want %d", len(rep.Rows), len(want))
 	}
 	if stderr.Len() > 0 {
 		t.Errorf("benchmark wrote to stderr:\n%s", stderr.String())
+	}
+
+	// The table form prints the same rows.
+	var table bytes.Buffer
+	if err := writeTable(&table, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range append(want, "MCP ping") {
+		if !strings.Contains(table.String(), label) {
+			t.Errorf("table lacks %q; it reads:\n%s", label, table.String())
+		}
 	}
 }

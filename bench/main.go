@@ -1,13 +1,15 @@
 // Command bench measures tmcp beside the raw floor: the same tmux jobs done
 // with bare tmux, over a control-mode client and as separate processes. It
 // builds tmcp, starts a private tmux server, drives the binary over stdio as
-// an MCP client would, and prints one table of medians, p90s and ratios,
-// followed by how many tmux processes tmcp started per call in steady state
-// and what an MCP ping (no tmux at all) costs, for reading the rows against.
+// an MCP client would, and prints one table: for each measurement tmcp's
+// median and p90, the floor's median (the row's label says what the floor
+// is), their ratio, and the target where there is one; then notes for
+// reading the rows (what an MCP ping costs, how processes and commands were
+// counted, the flood as a bare control client sees it).
 //
 // Usage (from the module root):
 //
-//	go run ./bench [-n N] [-short] [-json]
+//	go run ./bench [-n N] [-short] [-json] [-flood-lines]
 package main
 
 import (
@@ -17,11 +19,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"syscall"
-	"text/tabwriter"
 	"time"
 )
 
@@ -33,28 +33,66 @@ const (
 	defaultStarts     = 20
 	shortIterations   = 20
 	shortStarts       = 5
+	// defaultMillions and shortMillions are the runs of the million-line
+	// row; defaultFlood and shortFlood the bytes of the flood.
+	defaultMillions = 3
+	shortMillions   = 1
+	defaultFlood    = 200_000_000
+	shortFlood      = 20_000_000
 	// callWarmups and startWarmups are untimed iterations run first.
 	callWarmups  = 5
 	startWarmups = 1
-	// runTimeout bounds the whole benchmark, build included.
-	runTimeout = 3 * time.Minute
+	// runTimeout bounds the whole benchmark, build included: a safety net
+	// well above what a default run takes (under two minutes), room for
+	// the -flood-lines flood.
+	runTimeout = 15 * time.Minute
 )
 
-// Row labels, in the order the table prints them.
+// Row labels, in the order the table prints them; each names its floor.
+// The flood's rows name its size and kind (floodLabels).
 const (
-	rowList    = "list_sessions call"
-	rowCapture = "capture_pane 80x24"
-	rowStart   = "process start → tools/list (floor: one tmux list-sessions process)"
+	rowListControl      = "list_sessions (floor: list-sessions, control client)"
+	rowListProcess      = "list_sessions (floor: list-sessions process)"
+	rowCaptureControl   = "capture_pane 80x24 (floor: capture-pane -p, control client)"
+	rowCaptureProcess   = "capture_pane 80x24 (floor: capture-pane -p process)"
+	rowStart            = "process start → tools/list (floor: list-sessions process)"
+	rowProcsList        = "tmux processes per list_sessions call (floor: list-sessions processes)"
+	rowRunTrue          = "run_command true (floor: send-keys + end mark in %output, control client)"
+	rowRunMethod        = "run_command true (floor: tmcp's buffer method, bare control client)"
+	rowRunSeq           = "run_command seq 1 10000 (floor: send-keys + end mark in %output)"
+	rowProcsRun         = "tmux processes per run_command call (floor: the send-keys floor's)"
+	rowReaction         = "wait_for_text reaction, write → reply (floor: write → %output)"
+	rowMillion          = "wait_for_text after 1M lines, end → reply (floor: end → %output)"
+	rowSinceQuiet       = "capture_since, quiet pane (floor: capture-pane -p, control client)"
+	rowSince1000        = "capture_since, 1,000 new lines (floor: capture-pane -p, control client)"
+	rowToolsReadonly    = "tools/list + instructions, readonly (no floor)"
+	rowToolsMutating    = "tools/list + instructions, mutating, the default (no floor)"
+	rowToolsDestructive = "tools/list + instructions, destructive (no floor)"
+	rowModelVisible     = "model-visible part of that, mutating (no floor)"
 )
+
+// floodLabels are the labels of the flood's rows: tmcp's memory, and how
+// long the flood took to write.
+func floodLabels(cfg config) (memory, written string) {
+	flood := megabytes(cfg.floodBytes) + " flood of " + floodKind(cfg)
+	return "tmcp peak RSS, " + flood + " (floor: bare control client's)",
+		flood + " written, tmcp waiting (floor: nobody watching)"
+}
 
 // config is the benchmark's command line.
 type config struct {
-	n, starts             int // timed iterations: per call row, and for start-up
-	warmups, startWarmups int // untimed iterations first
+	n, starts             int  // timed iterations: per call row, and for start-up
+	warmups, startWarmups int  // untimed iterations first
+	millions              int  // runs of the million-line row
+	floodBytes            int  // bytes of the flood
+	floodLines            bool // flood with short lines (yes), not one unbroken line
 	json                  bool
 }
 
 func main() {
+	// A reader that stops early (`go run ./bench | head`) must not kill the
+	// benchmark before it removes its tmux server: writes then just fail.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	interrupted := ctx.Err() != nil
@@ -71,12 +109,14 @@ func main() {
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	cfg := config{warmups: callWarmups, startWarmups: startWarmups}
+	cfg := config{warmups: callWarmups, startWarmups: startWarmups, millions: defaultMillions, floodBytes: defaultFlood}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.n, "n", defaultIterations, "timed iterations per call row")
-	short := fs.Bool("short", false, fmt.Sprintf("quick run for CI: -n %d, %d start-ups", shortIterations, shortStarts))
+	short := fs.Bool("short", false, fmt.Sprintf("quick run for CI: -n %d, %d start-ups, %d million-line run, a %s flood",
+		shortIterations, shortStarts, shortMillions, megabytes(shortFlood)))
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
+	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -86,6 +126,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	cfg.starts = defaultStarts
 	if *short {
 		cfg.starts = shortStarts
+		cfg.millions = shortMillions
+		cfg.floodBytes = shortFlood
 		if !flagSet(fs, "n") {
 			cfg.n = shortIterations
 		}
@@ -106,6 +148,8 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // run measures and writes the report. Whatever happens, the private tmux
 // server is killed and the temporary directory removed before it returns.
+// A measurement that fails is reported in its rows and the others go on;
+// run then returns an error, after the report.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
@@ -132,137 +176,127 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fl, err := measureFloor(ctx, srv, cfg)
-	if err != nil {
+	b := &bench{cfg: cfg, dir: dir, bin: bin, srv: srv, rows: map[string]row{}}
+	if b.tmcp, err = startTmcp(ctx, newClient(), bin, srv); err != nil {
 		return err
 	}
-	tm, err := measureTmcp(ctx, bin, srv, cfg)
-	if err != nil {
+	rows := b.measure(ctx)
+	if err := b.tmcp.close(); err != nil {
 		return err
 	}
-	rep := newReport(cfg, version, fl, tm)
+	rep := report{TmuxVersion: version, Iterations: cfg.n, Starts: cfg.starts, Warmups: cfg.warmups,
+		StartWarmups: cfg.startWarmups, FloodBytes: cfg.floodBytes, FloodKind: floodKind(cfg), Rows: rows, Notes: b.notes}
 	if cfg.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		err = enc.Encode(rep)
+	} else {
+		err = writeTable(stdout, rep)
 	}
-	return writeTable(stdout, rep)
-}
-
-// report is everything the benchmark prints, table or JSON.
-type report struct {
-	TmuxVersion  string       `json:"tmuxVersion"`
-	Iterations   int          `json:"iterations"`
-	Starts       int          `json:"startIterations"`
-	Warmups      int          `json:"warmups"`
-	StartWarmups int          `json:"startWarmups"`
-	Rows         []row        `json:"rows"`
-	Processes    processCount `json:"tmuxProcessesDuringListSessions"`
-	// MCPPing is an MCP ping to the same tmcp: a round trip through the
-	// SDK and stdio that reaches no tmux, for reading the rows against.
-	MCPPing timing `json:"mcpPing"`
-}
-
-// timing is a median and p90 in milliseconds.
-type timing struct {
-	MedianMs float64 `json:"medianMs"`
-	P90Ms    float64 `json:"p90Ms"`
-}
-
-// row is one measurement beside its floors. Times are milliseconds.
-type row struct {
-	Measurement          string   `json:"measurement"`
-	Iterations           int      `json:"iterations"`
-	TmcpMedianMs         float64  `json:"tmcpMedianMs"`
-	TmcpP90Ms            float64  `json:"tmcpP90Ms"`
-	ControlFloorMedianMs *float64 `json:"controlFloorMedianMs"` // null: no control-mode floor applies
-	ProcessFloorMedianMs float64  `json:"processFloorMedianMs"`
-	Ratio                float64  `json:"ratio"`        // tmcp median / floor median
-	RatioAgainst         string   `json:"ratioAgainst"` // which floor: "control" or "process"
-}
-
-// processCount says how many tmux processes tmcp started while answering
-// list_sessions in steady state (0 is right), and how well the watcher
-// that counted them saw the floor's own processes. The watched calls are
-// not the timed ones: sampling /proc slows each call a little.
-type processCount struct {
-	Calls                int     `json:"calls"`
-	Started              int     `json:"started"`
-	PerCall              float64 `json:"perCall"`
-	WatcherCheckSeen     int     `json:"watcherCheckSeen"`
-	WatcherCheckExpected int     `json:"watcherCheckExpected"`
-}
-
-func newReport(cfg config, version string, fl floor, tm tmcpResult) report {
-	return report{
-		TmuxVersion:  version,
-		Iterations:   cfg.n,
-		Starts:       cfg.starts,
-		Warmups:      cfg.warmups,
-		StartWarmups: cfg.startWarmups,
-		Rows: []row{
-			newRow(rowList, tm.list, &fl.listControl, fl.listProcess),
-			newRow(rowCapture, tm.capture, &fl.captureControl, fl.captureProcess),
-			newRow(rowStart, tm.start, nil, fl.listProcess),
-		},
-		Processes: processCount{
-			Calls:                tm.list.n,
-			Started:              tm.processesStarted,
-			PerCall:              float64(tm.processesStarted) / float64(tm.list.n),
-			WatcherCheckSeen:     fl.watcherSeen,
-			WatcherCheckExpected: fl.listProcess.n,
-		},
-		MCPPing: timing{MedianMs: roundMs(tm.ping.median), P90Ms: roundMs(tm.ping.p90)},
-	}
-}
-
-// newRow sets tmcp beside its floors; the ratio is against the control
-// floor where there is one, else against the process floor.
-func newRow(name string, tmcp summary, control *summary, process summary) row {
-	r := row{
-		Measurement:          name,
-		Iterations:           tmcp.n,
-		TmcpMedianMs:         roundMs(tmcp.median),
-		TmcpP90Ms:            roundMs(tmcp.p90),
-		ProcessFloorMedianMs: roundMs(process.median),
-		RatioAgainst:         "process",
-	}
-	against := process.median
-	if control != nil {
-		c := roundMs(control.median)
-		r.ControlFloorMedianMs, r.RatioAgainst = &c, "control"
-		against = control.median
-	}
-	r.Ratio = math.Round(100*float64(tmcp.median)/float64(against)) / 100
-	return r
-}
-
-// roundMs is d in milliseconds to the microsecond.
-func roundMs(d time.Duration) float64 { return math.Round(1000*ms(d)) / 1000 }
-
-// writeTable prints the report as an aligned table.
-func writeTable(w io.Writer, rep report) error {
-	fmt.Fprintf(w, "tmcp vs the raw tmux floor (%s; medians and p90 in ms; %d iterations after %d warm-ups, start row %d after %d)\n\n",
-		rep.TmuxVersion, rep.Iterations, rep.Warmups, rep.Starts, rep.StartWarmups)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "measurement\ttmcp median\ttmcp p90\tfloor control-mode median\tfloor process median\tratio")
-	for _, r := range rep.Rows {
-		control := "—"
-		if r.ControlFloorMedianMs != nil {
-			control = fmt.Sprintf("%.3f", *r.ControlFloorMedianMs)
-		}
-		fmt.Fprintf(tw, "%s\t%7.3f\t%7.3f\t%7s\t%7.3f\t%6.2f× %s\n", r.Measurement, r.TmcpMedianMs, r.TmcpP90Ms,
-			control, r.ProcessFloorMedianMs, r.Ratio, r.RatioAgainst)
-	}
-	if err := tw.Flush(); err != nil {
+	if err != nil {
 		return err
 	}
-	p := rep.Processes
-	_, err := fmt.Fprintf(w, "\ntmux processes tmcp started in steady state: %d over %d list_sessions calls (%.2f per call)\n"+
-		"  (a second, untimed loop, watched by sampling tmcp's children every %v; the same watcher\n"+
-		"  saw %d of the %d processes of a `tmux list-sessions` loop)\n"+
-		"MCP ping to the same tmcp, reaching no tmux: median %.3f ms, p90 %.3f ms\n",
-		p.Started, p.Calls, p.PerCall, childSampleInterval, p.WatcherCheckSeen, p.WatcherCheckExpected,
-		rep.MCPPing.MedianMs, rep.MCPPing.P90Ms)
-	return err
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	failed := 0
+	for _, r := range rows {
+		if r.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d rows failed", failed, len(rows))
+	}
+	return nil
+}
+
+// bench is one run of the benchmark: what it measures against, and the
+// rows measured so far.
+type bench struct {
+	cfg  config
+	dir  string // temporary: the binary, the socket, time stamps
+	bin  string
+	srv  *tmuxServer
+	tmcp *tmcpProcess // at the default tier, for every call row
+	// captureFloor is capture-pane -p over a control client, measured with
+	// the first rows and the floor of capture_since's too.
+	captureFloor *summary
+	rows         map[string]row
+	notes        notes
+}
+
+// group is a set of rows measured together; if it fails, its rows not yet
+// measured carry the error.
+type group struct {
+	labels  []string
+	measure func(context.Context) error
+}
+
+// measure runs every group and returns the rows in table order.
+func (b *bench) measure(ctx context.Context) []row {
+	floodMemory, floodWritten := floodLabels(b.cfg)
+	groups := []group{
+		{[]string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList}, b.basics},
+		{[]string{rowRunTrue, rowRunMethod, rowRunSeq, rowProcsRun}, b.runCommand},
+		{[]string{rowReaction}, b.reaction},
+		{[]string{rowMillion}, b.million},
+		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},
+		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible}, b.toolSizes},
+		{[]string{floodMemory, floodWritten}, b.flood},
+	}
+	var rows []row
+	var gone error // set once the tmux server has died
+	for _, g := range groups {
+		err := ctx.Err()
+		switch {
+		case gone != nil:
+			err = gone
+		case err == nil:
+			err = g.measure(ctx)
+			if err != nil && !b.srv.alive() {
+				err = fmt.Errorf("%w; the tmux server (pid %d) is gone: it crashed or was killed (dmesg shows a segfault if it crashed)", err, b.srv.pid)
+				gone = fmt.Errorf("not measured: the tmux server (pid %d) died during an earlier measurement", b.srv.pid)
+			}
+		}
+		for _, label := range g.labels {
+			r, ok := b.rows[label]
+			switch {
+			case ok:
+			case err != nil:
+				r = row{Measurement: label, Error: err.Error()}
+			default:
+				r = row{Measurement: label, Error: "not measured (a bug in the benchmark)"}
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// put records a measured row.
+func (b *bench) put(r row) { b.rows[r.Measurement] = r }
+
+// basics measures the first rows: list_sessions and capture_pane against
+// both floors, start-up, and the processes list_sessions starts.
+func (b *bench) basics(ctx context.Context) error {
+	fl, err := measureFloor(ctx, b.srv, b.cfg)
+	if err != nil {
+		return err
+	}
+	b.captureFloor = &fl.captureControl
+	tm, err := measureTmcp(ctx, b.tmcp, b.bin, b.srv, b.cfg)
+	if err != nil {
+		return err
+	}
+	b.put(durationRow(rowListControl, unitMs, tm.list, &fl.listControl))
+	b.put(durationRow(rowListProcess, unitMs, tm.list, &fl.listProcess))
+	b.put(durationRow(rowCaptureControl, unitMs, tm.capture, &fl.captureControl))
+	b.put(durationRow(rowCaptureProcess, unitMs, tm.capture, &fl.captureProcess))
+	b.put(durationRow(rowStart, unitMs, tm.start, &fl.listProcess))
+	perCall := float64(tm.processesStarted) / float64(b.cfg.n)
+	b.put(valueRow(rowProcsList, unitPerCall, b.cfg.n, perCall, ptr(1.0)).withTarget("0", tm.processesStarted == 0))
+	b.notes.MCPPing = timing{MedianMs: round(ms(tm.ping.median), 3), P90Ms: round(ms(tm.ping.p90), 3)}
+	b.notes.Processes = processCheck{Seen: fl.watcherSeen, Expected: fl.listProcess.n}
+	return nil
 }

@@ -58,17 +58,64 @@ func startServer(ctx context.Context, dir string) (*tmuxServer, error) {
 }
 
 // isolatedEnv is this process's environment without any enclosing tmux
-// session, with TMUX_TMPDIR pointing at dir.
+// session or tmcp setting (so tmcp runs at its default tier and ceiling
+// unless a measurement says otherwise), with TMUX_TMPDIR pointing at dir.
 func isolatedEnv(dir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "TMUX" || name == "TMUX_PANE" || name == "TMUX_TMPDIR" {
+		if name == "TMUX" || name == "TMUX_PANE" || name == "TMUX_TMPDIR" || strings.HasPrefix(name, "TMCP_") {
 			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env, "TMUX_TMPDIR="+dir)
+}
+
+// benchPane is a pane of the private server: its id and its terminal.
+type benchPane struct {
+	id  string // like "%3"
+	tty string // like "/dev/pts/4": writing to it is output of the pane
+}
+
+// newSession starts a detached 80x24 session running sh, for one
+// measurement alone, and returns its pane. A session of its own keeps the
+// control clients that stream one measurement's pane away from the others.
+func (s *tmuxServer) newSession(ctx context.Context, name string) (benchPane, error) {
+	// -N: should the server have died, fail rather than start another.
+	out, err := s.tmux(ctx, "-N", "new-session", "-d", "-s", name, "-x", strconv.Itoa(paneWidth), "-y", strconv.Itoa(paneHeight),
+		"-P", "-F", "#{pane_id} #{pane_tty}", "sh")
+	if err != nil {
+		return benchPane{}, err
+	}
+	id, tty, ok := strings.Cut(strings.TrimSpace(out), " ")
+	if !ok || !strings.HasPrefix(id, "%") || tty == "" {
+		return benchPane{}, fmt.Errorf("new-session %s: unexpected answer %q", name, out)
+	}
+	// The shell's prompt is out before anything measures the pane.
+	return benchPane{id: id, tty: tty}, s.awaitScreen(ctx, id, "")
+}
+
+// awaitScreen waits until a pane's screen shows text, or, for "", anything.
+func (s *tmuxServer) awaitScreen(ctx context.Context, pane, text string) error {
+	deadline := time.Now().Add(setupTimeout)
+	for {
+		screen, err := s.tmux(ctx, "capture-pane", "-p", "-t", pane)
+		if err != nil {
+			return err
+		}
+		if text == "" && strings.TrimSpace(screen) != "" || text != "" && strings.Contains(screen, text) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pane %s did not show %q within %v; it shows:\n%s", pane, text, setupTimeout, screen)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // command builds an unstarted `tmux -S SOCKET args…`, killed when ctx ends.
@@ -112,25 +159,7 @@ func (s *tmuxServer) fillPane(ctx context.Context) error {
 	if _, err := s.tmux(ctx, "send-keys", "-t", s.pane, "Enter"); err != nil {
 		return err
 	}
-	last := lastRow()
-	deadline := time.Now().Add(setupTimeout)
-	for {
-		screen, err := s.tmux(ctx, "capture-pane", "-p", "-t", s.pane)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(screen, last) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pane %s did not show %q within %v; it shows:\n%s", s.pane, last, setupTimeout, screen)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	return s.awaitScreen(ctx, s.pane, lastRow())
 }
 
 // lastRow is the text of the last row fillPane prints: a capture that
@@ -141,6 +170,17 @@ func lastRow() string { return fmt.Sprintf(rowText, textRows) }
 func (s *tmuxServer) version(ctx context.Context) (string, error) {
 	out, err := s.tmux(ctx, "-V")
 	return strings.TrimSpace(out), err
+}
+
+// alive reports whether the server process still runs (a zombie does not).
+func (s *tmuxServer) alive() bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	_, rest, _ := bytes.Cut(stat, []byte(") "))
+	return len(rest) > 0 && rest[0] != 'Z' && rest[0] != 'X'
 }
 
 // kill ends the server, whatever state the benchmark left it in. It does
@@ -157,4 +197,37 @@ func (s *tmuxServer) kill() {
 		}
 	}
 	os.Remove(s.socket)
+}
+
+// commandCounter is the server option the hooks of countCommands add to.
+const commandCounter = "@tmcp_bench_commands"
+
+// countCommands runs during with an after-hook on each of countedCommands
+// that counts it, and returns how many of them the server ran meanwhile.
+// The benchmark's own set-up commands are not among them.
+func (s *tmuxServer) countCommands(ctx context.Context, during func() error) (int, error) {
+	if _, err := s.tmux(ctx, "set-option", "-g", commandCounter, "0"); err != nil {
+		return 0, err
+	}
+	count := fmt.Sprintf(`set-option -gF %s "#{e|+:#{%s},1}"`, commandCounter, commandCounter)
+	var hooked []string
+	defer func() {
+		for _, h := range hooked {
+			_, _ = s.tmux(context.WithoutCancel(ctx), "set-hook", "-gu", h)
+		}
+	}()
+	for _, c := range countedCommands {
+		if _, err := s.tmux(ctx, "set-hook", "-g", "after-"+c, count); err != nil {
+			return 0, err
+		}
+		hooked = append(hooked, "after-"+c)
+	}
+	if err := during(); err != nil {
+		return 0, err
+	}
+	out, err := s.tmux(ctx, "show-options", "-gv", commandCounter)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
 }

@@ -59,20 +59,9 @@ func buildTmcp(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// measureTmcp times list_sessions and capture_pane calls over one MCP
-// session with a tmcp process, then whole start-ups, each in a new one.
-func measureTmcp(ctx context.Context, bin string, srv *tmuxServer, cfg config) (res tmcpResult, err error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-bench", Version: "1"}, nil)
-	p, err := startTmcp(ctx, client, bin, srv)
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		if cerr := p.close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
-
+// measureTmcp times list_sessions and capture_pane calls over p's MCP
+// session, then whole start-ups, each in a new one.
+func measureTmcp(ctx context.Context, p *tmcpProcess, bin string, srv *tmuxServer, cfg config) (res tmcpResult, err error) {
 	listOnce := p.callOnce("list_sessions", nil, func(r *mcp.CallToolResult) error {
 		if b, _ := json.Marshal(r.StructuredContent); !bytes.Contains(b, []byte(`"sessionName":"`+sessionName+`"`)) {
 			return fmt.Errorf("list_sessions lacks session %q: %s", sessionName, b)
@@ -83,7 +72,7 @@ func measureTmcp(ctx context.Context, bin string, srv *tmuxServer, cfg config) (
 		return res, fmt.Errorf("tmcp list_sessions: %w", err)
 	}
 	// The watcher costs each call a little, so it watches calls of its own.
-	if res.processesStarted, err = countChildren(ctx, p.cmd.Process.Pid, cfg.n, listOnce); err != nil {
+	if res.processesStarted, err = countChildren(ctx, p.pid(), cfg.n, listOnce); err != nil {
 		return res, fmt.Errorf("tmcp list_sessions, watched: %w", err)
 	}
 	if res.ping, err = sample(ctx, cfg.warmups, cfg.n, timed(func(ctx context.Context) error {
@@ -102,6 +91,7 @@ func measureTmcp(ctx context.Context, bin string, srv *tmuxServer, cfg config) (
 		return res, fmt.Errorf("tmcp capture_pane: %w", err)
 	}
 
+	client := newClient()
 	res.start, err = sample(ctx, cfg.startWarmups, cfg.starts, func(ctx context.Context) (time.Duration, error) {
 		return timeStart(ctx, client, bin, srv)
 	})
@@ -109,6 +99,11 @@ func measureTmcp(ctx context.Context, bin string, srv *tmuxServer, cfg config) (
 		return res, fmt.Errorf("tmcp start to tools/list: %w", err)
 	}
 	return res, nil
+}
+
+// newClient is the MCP client the benchmark speaks as.
+func newClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "tmcp-bench", Version: "1"}, nil)
 }
 
 // timeStart starts tmcp, initializes an MCP session, lists the tools and
@@ -140,9 +135,10 @@ type tmcpProcess struct {
 	stderr  *bytes.Buffer // read only once the process has exited
 }
 
-// startTmcp starts bin against the private server and initializes a session.
-func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer) (*tmcpProcess, error) {
-	p := &tmcpProcess{cmd: childCommand(ctx, srv.env, bin, "-socket-path", srv.socket), stderr: new(bytes.Buffer)}
+// startTmcp starts bin against the private server and initializes a
+// session; env, if any, is added to the process's environment.
+func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer, env ...string) (*tmcpProcess, error) {
+	p := &tmcpProcess{cmd: childCommand(ctx, append(slices.Clip(srv.env), env...), bin, "-socket-path", srv.socket), stderr: new(bytes.Buffer)}
 	p.cmd.Stderr = p.stderr
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}, nil)
 	if err != nil {
@@ -151,6 +147,9 @@ func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxSer
 	p.session = session
 	return p, nil
 }
+
+// pid is the tmcp process's id.
+func (p *tmcpProcess) pid() int { return p.cmd.Process.Pid }
 
 // close ends the session, which closes tmcp's stdin and waits for it to exit.
 func (p *tmcpProcess) close() error {
@@ -165,16 +164,54 @@ func (p *tmcpProcess) close() error {
 func (p *tmcpProcess) callOnce(tool string, args map[string]any, check func(*mcp.CallToolResult) error) func(context.Context) (time.Duration, error) {
 	return func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
-		r, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		r, err := p.call(ctx, tool, args)
 		d := time.Since(start)
-		switch {
-		case err != nil:
+		if err != nil {
 			return d, err
-		case r.IsError:
-			return d, fmt.Errorf("%s failed: %s", tool, resultText(r))
 		}
 		return d, check(r)
 	}
+}
+
+// call calls a tool; a tool error is an error.
+func (p *tmcpProcess) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	r, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	case r.IsError:
+		return nil, fmt.Errorf("%s failed: %s", tool, resultText(r))
+	}
+	return r, nil
+}
+
+// answer is a tool's reply and when it arrived.
+type answer struct {
+	r   *mcp.CallToolResult
+	err error
+	at  time.Time
+}
+
+// callAsync calls a tool on a goroutine of its own. The returned func
+// waits for the answer; cancel abandons the call (tmcp is told, and
+// answers at once).
+func (p *tmcpProcess) callAsync(ctx context.Context, tool string, args map[string]any) (wait func() answer, cancel func()) {
+	ctx, cancel = context.WithCancel(ctx)
+	ch := make(chan answer, 1)
+	go func() {
+		r, err := p.call(ctx, tool, args)
+		ch <- answer{r: r, err: err, at: time.Now()}
+	}()
+	return func() answer { a := <-ch; cancel(); return a }, cancel
+}
+
+// decode unmarshals a tool's structured reply into v.
+func decode(r *mcp.CallToolResult, v any) error {
+	b, err := json.Marshal(r.StructuredContent)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
 
 // resultText joins the text blocks of a tool result.

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	// floodCommand writes a flood (its first argument, which takes the
+	// bytes), then the two time stamps around the write to a file (the
+	// last argument), then FLOOD-DONE on a line of its own.
+	floodCommand = `s=$(date +%%s.%%N); %s; echo "$s $(date +%%s.%%N)" > %s; echo; echo FLOOD-DONE`
+	// unbrokenFlood is N bytes of x with no newline; linesFlood N bytes of
+	// "y" lines.
+	unbrokenFlood = `head -c %d /dev/zero | tr '\0' x`
+	linesFlood    = `yes | head -c %d`
+	// floodLimitSeconds bounds each of the three floods; the tmcp that
+	// waits on one runs with a wait ceiling that allows it.
+	floodLimitSeconds = 300
+	// floodStart is how long after sending wait_for_text the flood is typed.
+	floodStart = 50 * time.Millisecond
+	// floodMemoryTarget is the bound on tmcp's peak memory during a flood.
+	floodMemoryTarget = 64
+	// stampPoll is how often the benchmark looks for a flood's time stamps
+	// when nobody watches the pane.
+	stampPoll = 20 * time.Millisecond
+)
+
+// flood writes the same flood into three fresh panes, with nobody
+// watching, with a new tmcp waiting on the pane with wait_for_text, and
+// with a bare control client streaming it; it reports how long each took
+// to write and the peak memory of tmcp and of the bare client.
+func (b *bench) flood(ctx context.Context) error {
+	limit := floodLimitSeconds * time.Second
+	command := func(name string) (string, string) {
+		stamp := filepath.Join(b.dir, name)
+		flood := unbrokenFlood
+		if b.cfg.floodLines {
+			flood = linesFlood
+		}
+		return fmt.Sprintf(floodCommand, fmt.Sprintf(flood, b.cfg.floodBytes), stamp), stamp
+	}
+
+	free, err := b.srv.newSession(ctx, "flood-free")
+	if err != nil {
+		return err
+	}
+	cmd, stamp := command("flood-free")
+	if _, err := b.srv.tmux(ctx, "send-keys", "-t", free.id, "-l", cmd); err != nil {
+		return err
+	}
+	if _, err := b.srv.tmux(ctx, "send-keys", "-t", free.id, "Enter"); err != nil {
+		return err
+	}
+	freeWritten, err := awaitStamps(ctx, stamp, limit)
+	if err != nil {
+		return fmt.Errorf("nobody watching: %w", err)
+	}
+
+	tmcpWritten, lag, peak, rest, err := b.floodTmcp(ctx, command)
+	if err != nil {
+		return fmt.Errorf("tmcp waiting: %w", err)
+	}
+
+	c, cp, err := b.streamFloor(ctx, "flood-control")
+	if err != nil {
+		return err
+	}
+	cmd, stamp = command("flood-control")
+	mark := newMarker("\nFLOOD-DONE\r")
+	err = c.sendKeys(cp.id, cmd)
+	if err == nil {
+		err = c.awaitOutput(cp.id, limit, mark.feed)
+	}
+	var controlPeak float64
+	if err == nil {
+		controlPeak, err = peakMiB(c.pid())
+	}
+	if cerr := c.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("bare control client: %w", err)
+	}
+	controlStart, controlEnd, err := readStamps(stamp)
+	if err != nil {
+		return err
+	}
+	controlWritten := controlEnd.Sub(controlStart)
+
+	memory, written := floodLabels(b.cfg)
+	b.put(valueRow(memory, unitMiB, 1, peak, &controlPeak).withTarget(fmt.Sprintf("< %d MiB", floodMemoryTarget), peak < floodMemoryTarget))
+	b.put(valueRow(written, unitS, 1, tmcpWritten.Seconds(), ptr(freeWritten.Seconds())))
+	b.notes.FloodControlSeconds = round(controlWritten.Seconds(), 3)
+	b.notes.FloodControlMiB = round(controlPeak, 1)
+	b.notes.TmcpRestMiB = round(rest, 1)
+	b.notes.FloodReplySeconds = round(lag.Seconds(), 3)
+	return nil
+}
+
+// floodTmcp starts a tmcp of its own, so that its peak memory is the
+// flood's, and has it wait for FLOOD-DONE while the flood, typed with
+// send_keys, runs. It returns how long the flood took to write, how long
+// after that the wait answered, and tmcp's peak memory after the wait and
+// before it.
+func (b *bench) floodTmcp(ctx context.Context, command func(string) (string, string)) (written, lag time.Duration, peak, rest float64, err error) {
+	p, err := startTmcp(ctx, newClient(), b.bin, b.srv, "TMCP_WAIT_MAX_SECONDS="+strconv.Itoa(floodLimitSeconds))
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer func() {
+		if cerr := p.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	pane, err := b.srv.newSession(ctx, "flood-tmcp")
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if rest, err = peakMiB(p.pid()); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	cmd, stamp := command("flood-tmcp")
+	wait, cancel := p.callAsync(ctx, "wait_for_text", map[string]any{"paneId": pane.id,
+		"patterns": []string{"^FLOOD-DONE$"}, "regex": true, "timeoutSeconds": floodLimitSeconds})
+	time.Sleep(floodStart)
+	if _, err := p.call(ctx, "send_keys", map[string]any{"paneId": pane.id, "keys": cmd}); err != nil {
+		cancel()
+		wait()
+		return 0, 0, 0, 0, err
+	}
+	a := wait()
+	if a.err != nil {
+		return 0, 0, 0, 0, a.err
+	}
+	if peak, err = peakMiB(p.pid()); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	var w struct{ Outcome, Reason string }
+	if err := decode(a.r, &w); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if w.Outcome != "matched" {
+		return 0, 0, 0, 0, fmt.Errorf("wait_for_text ^FLOOD-DONE$ in %s: outcome %s (%s), want matched", pane.id, w.Outcome, w.Reason)
+	}
+	start, end, err := readStamps(stamp)
+	return end.Sub(start), a.at.Sub(end), peak, rest, err
+}
+
+// floodKind names the flood in the rows' labels.
+func floodKind(cfg config) string {
+	if cfg.floodLines {
+		return "y lines"
+	}
+	return "x"
+}
+
+// awaitStamps waits up to limit for a flood's time stamps and returns how
+// long the flood took to write.
+func awaitStamps(ctx context.Context, path string, limit time.Duration) (time.Duration, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		start, end, err := readStamps(path)
+		if err == nil || time.Now().After(deadline) {
+			return end.Sub(start), err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(stampPoll):
+		}
+	}
+}
+
+// readStamps reads the line "START END" a flood writes.
+func readStamps(path string) (start, end time.Time, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return start, end, fmt.Errorf("reading the flood's time stamps: %w", err)
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != 2 || !strings.HasSuffix(string(b), "\n") {
+		return start, end, fmt.Errorf("flood time stamps %q: want two", b)
+	}
+	if start, err = parseStamp(fields[0]); err != nil {
+		return start, end, err
+	}
+	end, err = parseStamp(fields[1])
+	return start, end, err
+}
+
+// peakMiB reads a process's peak resident memory (VmHWM) in MiB.
+func peakMiB(pid int) (float64, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return float64(kb) / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
