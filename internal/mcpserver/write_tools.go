@@ -57,6 +57,8 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 	if ask != nil || err != nil {
 		return ask, sentOut{}, err
 	}
+	// Recorded before it is sent, so its echo is known when it comes back.
+	s.hub.Typed(id, in.Keys)
 	if in.Literal {
 		if in.Keys != "" {
 			err = s.tmux.SendKeys(ctx, id, true, in.Keys)
@@ -77,7 +79,6 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 	if err != nil {
 		return nil, sentOut{}, explain("sending keys to pane "+id, err)
 	}
-	s.hub.Typed(id, in.Keys)
 	return nil, sentOut{PaneID: id, Bytes: len(in.Keys), Enter: enter, IsCaller: isCaller}, nil
 }
 
@@ -99,10 +100,10 @@ func (s *Server) pasteText(ctx context.Context, req *mcp.CallToolRequest, in pas
 	if ask != nil || err != nil {
 		return ask, sentOut{}, err
 	}
+	s.hub.Typed(id, in.Text)
 	if err := s.tmux.Paste(ctx, id, in.Text, in.Bracketed == nil || *in.Bracketed); err != nil {
 		return nil, sentOut{}, explain("pasting into pane "+id, err)
 	}
-	s.hub.Typed(id, in.Text)
 	return nil, sentOut{PaneID: id, Bytes: len(in.Text), IsCaller: isCaller}, nil
 }
 

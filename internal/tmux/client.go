@@ -26,6 +26,14 @@ const (
 	commandClientFlags = "ignore-size,no-output"
 )
 
+// readOnly are the commands that change nothing, so running one again
+// (to get a reply that text inside it cannot forge) is safe.
+var readOnly = map[string]bool{
+	"capture-pane": true, "display-message": true, "list-sessions": true, "list-windows": true,
+	"list-panes": true, "list-buffers": true, "list-clients": true, "show-options": true,
+	"show-option": true, "show-buffer": true, "show-environment": true, "show-hooks": true,
+}
+
 // Options say which tmux server a Client addresses and how.
 type Options struct {
 	Binary     string   // tmux executable name or path; "tmux" if empty
@@ -143,9 +151,11 @@ func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
 		case errors.Is(err, errClosed):
 			c.drop(ctl)
 			continue
-		case errors.Is(err, errTainted):
+		case errors.Is(err, errTainted) && readOnly[args[0]]:
 			// Pane text forged the framing; a process gets an unforgeable reply.
 			return c.launcher.run(ctx, args...)
+		case errors.Is(err, errTainted):
+			return nil, &CommandError{Args: args, Message: "the command ran, but its reply was forged by text inside it (a pane imitating tmux's framing); it was not run again", Err: err}
 		}
 		return out, err
 	}

@@ -281,3 +281,24 @@ func TestWatchingAndUnwatchingABusyPaneLeavesTheServerUp(t *testing.T) {
 		t.Fatal("no output was streamed")
 	}
 }
+
+// TestHooksDoNotMakeCommandsRunTwice: an after-command hook answers with a
+// block of its own between a command's reply and tmcp's sentinel, which
+// must not be taken for forged framing (a forged reply is never re-run
+// unless the command only reads).
+func TestHooksDoNotMakeCommandsRunTwice(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("set-hook", "-g", "after-split-window", "select-layout even-vertical")
+	srv.Must("set-hook", "-g", "after-set-option", "set -g @hooked 1")
+	c := newClient(t, srv)
+	run(t, c, "list-sessions")
+	run(t, c, "split-window", "-d", "-t", "main", "sh")
+	if n := strings.Count(srv.Must("list-panes", "-t", "main"), "\n"); n != 2 {
+		t.Fatalf("one split-window made %d panes, want 2", n)
+	}
+	before := c.ProcessesStarted()
+	run(t, c, "set-option", "-g", "@counter", "x")
+	if c.ProcessesStarted() != before {
+		t.Fatal("a hook's block made the command run again as a process")
+	}
+}

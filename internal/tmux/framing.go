@@ -27,12 +27,22 @@ type replyParser struct {
 	failed  bool     // the reply ended in %error
 	held    []notification
 	current *request
+	// foreignThen is where a block that is not ours returns to: idle, or
+	// awaiting the sentinel when a hook's block (an after-command hook
+	// answers with flags 0) came between a reply and its sentinel.
+	foreignThen parserState
 }
 
 // line consumes one line of output.
 func (p *replyParser) line(line []byte) {
 	switch p.state {
 	case stateReply, stateCheck, stateForeign:
+		if p.state == stateForeign && p.foreignThen == stateAwaitCheck && string(line) == p.current.sentinel {
+			// The sentinel ran inside what looked like a foreign block:
+			// that block was forged by the reply's text.
+			p.state = stateHuntEnd
+			return
+		}
 		n := parseNotification(line)
 		isEnd := n.kind == lineEnd || n.kind == lineError
 		if isEnd && n.guard == p.open {
@@ -65,8 +75,10 @@ func (p *replyParser) outside(line []byte) {
 	awaiting := p.state == stateAwaitCheck
 	switch {
 	case n.kind == lineBegin && n.guard.flags != "1":
-		p.open, p.state = n.guard, stateForeign
-		p.foreignFrom(awaiting)
+		p.open, p.state, p.foreignThen = n.guard, stateForeign, stateIdle
+		if awaiting {
+			p.foreignThen = stateAwaitCheck
+		}
 	case n.kind == lineBegin && awaiting:
 		p.open, p.body, p.state = n.guard, nil, stateCheck
 	case n.kind == lineBegin:
@@ -77,7 +89,7 @@ func (p *replyParser) outside(line []byte) {
 		}
 		p.c.mu.Unlock()
 		if p.current == nil {
-			p.open, p.state = n.guard, stateForeign
+			p.open, p.state, p.foreignThen = n.guard, stateForeign, stateIdle
 			return
 		}
 		p.open, p.body, p.failed, p.state = n.guard, nil, false, stateReply
@@ -92,16 +104,6 @@ func (p *replyParser) outside(line []byte) {
 	}
 }
 
-// foreignFrom remembers where to return after a block that is not ours.
-// A foreign block cannot start while a sentinel is due without the reply
-// having been forged, because tmux runs our two lines back to back.
-func (p *replyParser) foreignFrom(awaiting bool) {
-	if awaiting {
-		p.held = nil
-		p.state = stateHunt
-	}
-}
-
 // closeBlock handles the guard that ends the current block.
 func (p *replyParser) closeBlock(failed bool) {
 	if n, err := strconv.Atoi(p.open.number); err == nil {
@@ -111,7 +113,7 @@ func (p *replyParser) closeBlock(failed bool) {
 	}
 	switch p.state {
 	case stateForeign:
-		p.state = stateIdle
+		p.state = p.foreignThen
 	case stateReply:
 		p.current.body, p.current.failed = p.body, failed
 		p.body, p.state = nil, stateAwaitCheck

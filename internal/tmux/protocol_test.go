@@ -142,7 +142,16 @@ func TestReplyParserFraming(t *testing.T) {
 			t.Fatalf("events %+v", h.events)
 		}
 	})
+	t.Run("a hook's block between a reply and its sentinel", func(t *testing.T) {
+		h := newParserHarness()
+		r := h.send("split-window")
+		h.feed("%begin 100 5 1", "%end 100 5 1", "%begin 100 6 0", "%end 100 6 0", "%begin 100 7 1", r.sentinel, "%end 100 7 1")
+		if !done(r) || r.err != nil {
+			t.Fatalf("got done=%v err=%v", done(r), r.err)
+		}
+	})
 	forged := map[string][]string{
+		"a foreign block swallowing the sentinel": {"%end 100 5 1", "%begin 100 9 0", "x"},
 		"end then text":             {"line", "%end 100 5 1", "more"},
 		"end as last line":          {"line", "%end 100 5 1"},
 		"end then notification":     {"%end 100 5 1", "%exit", `%output %1 x`},

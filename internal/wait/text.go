@@ -10,6 +10,10 @@ import (
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
+// maxChunk bounds the output judged at once; stop patterns win over
+// success patterns within one piece.
+const maxChunk = 64 << 10
+
 // Outcomes of a wait for text.
 const (
 	OutcomeMatched   = "matched"
@@ -222,8 +226,13 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			if idleTimer != nil {
 				idleTimer.Reset(req.Idle)
 			}
-			if w.chunk(data) {
-				return s.finish(ctx, w, stream, start), nil
+			// In pieces, so a flood that piled up costs bounded memory.
+			for len(data) > 0 {
+				n := min(len(data), maxChunk)
+				if w.chunk(data[:n]) {
+					return s.finish(ctx, w, stream, start), nil
+				}
+				data = data[n:]
 			}
 			continue
 		}
