@@ -13,3 +13,6 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -race -count=1 -timeout 10m ./...
+# Tests that time events to the millisecond, run without the race
+# detector's slowdown (they skip themselves in the run above).
+go test -count=1 -timeout 5m -run 'NeverMisses' ./cmd/tmcp ./internal/wait

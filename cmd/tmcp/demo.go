@@ -43,7 +43,7 @@ func runDemo(w io.Writer) error {
 	srv := mcpserver.New(tc, mcpserver.Config{Tier: mcpserver.Destructive, Version: version})
 	defer srv.Close()
 	serverT, clientT := mcp.NewInMemoryTransports()
-	ss, err := srv.MCPServer(ctx).Connect(ctx, serverT, nil)
+	ss, err := srv.MCPServer(ctx).Connect(ctx, srv.Transport(serverT), nil)
 	if err != nil {
 		return err
 	}

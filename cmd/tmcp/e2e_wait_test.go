@@ -570,9 +570,13 @@ func TestRunCommandWithSuppressHistoryTypesALeadingSpace(t *testing.T) {
 		t.Helper()
 		waitPrompt(t, srv, pane)
 		screen := bareCapture(srv, pane)
-		for i := len(screen) - 1; i >= 0; i-- {
-			if k := strings.Index(screen[i], "(eval"); k >= 0 {
-				return screen[i][:k]
+		// The typed line starts with the wrapper's start marker when the
+		// command is typed inline, or with the buffer read-back otherwise.
+		for _, start := range []string{`(printf '\033]133;C;`, `(eval "$(`} {
+			for i := len(screen) - 1; i >= 0; i-- {
+				if k := strings.Index(screen[i], start); k >= 0 {
+					return screen[i][:k]
+				}
 			}
 		}
 		t.Fatalf("no typed line on the screen of %s: %q", pane, screen)
@@ -826,6 +830,13 @@ func TestRunCommandRefusesAPaneThatCannotTakeACommand(t *testing.T) {
 // ---- wait_for_text ----
 
 func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
+	if raceDetector {
+		// Under the race detector a request takes about 2 ms to be read
+		// off tmcp's stdin, so a line written 1 ms after it was sent comes
+		// before tmcp can know of the call. scripts/test.sh runs this test
+		// again without the race detector.
+		t.Skip("timing-sensitive: runs in the build without the race detector")
+	}
 	t.Parallel()
 	srv := tmuxtest.New(t)
 	pane := shellPane(t, srv)

@@ -124,7 +124,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // serve speaks MCP over stdin and stdout until EOF or a signal.
 func serve(ctx context.Context, srv *mcpserver.Server, stdin io.Reader, stdout io.Writer) error {
 	transport := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-	err := srv.MCPServer(ctx).Run(ctx, transport)
+	err := srv.MCPServer(ctx).Run(ctx, srv.Transport(transport))
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

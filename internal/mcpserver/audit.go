@@ -87,7 +87,7 @@ func digest(s string) string {
 // with the request: the streams' ends, and for a wait_for_text on a pane
 // with no stream yet, that pane's screen.
 func (s *Server) arrive(ctx context.Context, req mcp.Request) context.Context {
-	a := wait.Arrival{Marks: s.hub.Marks()}
+	a := wait.Arrival{Marks: s.arrivalMarks(req)}
 	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p.Name == "wait_for_text" {
 		var args struct {
 			PaneID string `json:"paneId"`

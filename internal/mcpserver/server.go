@@ -31,11 +31,12 @@ type Config struct {
 // Server holds what the tools share: the tmux connection, the pane
 // streams, the waits, the tier, and the caller's pane once looked for.
 type Server struct {
-	tmux  *tmux.Client
-	hub   *pane.Hub
-	waits *wait.Service
-	audit *Auditor
-	cfg   Config
+	tmux     *tmux.Client
+	hub      *pane.Hub
+	waits    *wait.Service
+	audit    *Auditor
+	arrivals arrivals
+	cfg      Config
 
 	callerMu    sync.Mutex
 	callerKnown bool

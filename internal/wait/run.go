@@ -96,7 +96,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	if holder := s.jobs.claim(j); holder != nil {
 		return JobResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
-	stream, release, err := s.hub.Acquire(ctx, req.PaneID, 0)
+	stream, release, err := s.hub.Acquire(ctx, req.PaneID, runLinger)
 	if err != nil {
 		s.jobs.abandon(j)
 		return JobResult{}, err
@@ -105,8 +105,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); release() })
 
-	buffer := markerPrefix + j.id
-	if err := s.send(ctx, req, buffer, j); err != nil {
+	if err := s.send(ctx, req, markerPrefix+j.id); err != nil {
 		j.end(false, 0, "the command could not be typed: "+err.Error())
 		return JobResult{}, err
 	}
@@ -163,37 +162,65 @@ func runnable(p tmux.Pane) error {
 	return nil
 }
 
-// send puts the wrapper script in a tmux buffer and types the one short
-// line that runs it. The command itself never passes through the line
-// editor: the wrapper reads it back from the buffer with the same tmux
-// binary and socket tmcp uses, and runs it in a subshell.
-func (s *Service) send(ctx context.Context, req RunRequest, buffer string, j *job) error {
-	if _, err := s.tc.Run(ctx, "set-buffer", "-b", buffer, "--", wrapper(req.Command, buffer)); err != nil {
-		return err
+// runLinger keeps a pane streamed for a while after a run, so the next run
+// or wait on it does not set the stream up again.
+const runLinger = 30 * time.Second
+
+// maxInline bounds a command typed inline, in its encoded form; a longer
+// one travels through a tmux buffer.
+const maxInline = 160
+
+// send types the one line that runs the command. The command itself never
+// passes through the line editor as written: a short one is typed encoded
+// (printable ASCII only, decoded by the shell's printf), a long one is put
+// in a tmux buffer that the typed line reads back with the same tmux binary
+// and socket tmcp uses. Either way it runs in a subshell, between the
+// job's markers.
+func (s *Service) send(ctx context.Context, req RunRequest, token string) error {
+	var line string
+	if enc := printfEncode(req.Command); len(enc) <= maxInline {
+		line = "(" + strings.ReplaceAll(wrapper(`eval "$(printf %b '`+enc+`')"`, token), "\n", ";") + ")"
+	} else {
+		script := "tmcp_command=" + shellQuote(req.Command) + "\n" + wrapper(`eval "$tmcp_command"`, token) + "\n"
+		if _, err := s.tc.Run(ctx, "set-buffer", "-b", token, "--", script); err != nil {
+			return err
+		}
+		line = fmt.Sprintf(`(eval "$(%s -S %s save-buffer -b %s - \; delete-buffer -b %s)")`,
+			shellQuote(s.tc.Binary()), shellQuote(s.tc.SocketPath()), token, token)
 	}
-	line := fmt.Sprintf(`(eval "$(%s -S %s save-buffer -b %s - \; delete-buffer -b %s)")`,
-		shellQuote(s.tc.Binary()), shellQuote(s.tc.SocketPath()), buffer, buffer)
 	if req.SuppressHistory {
 		line = " " + line
 	}
 	s.hub.Typed(req.PaneID, line)
-	if err := s.tc.SendKeys(ctx, req.PaneID, true, line); err != nil {
-		return err
-	}
-	return s.tc.SendKeys(ctx, req.PaneID, false, "Enter")
+	// A carriage return is the Enter key: one command types the line and runs it.
+	return s.tc.SendKeys(ctx, req.PaneID, true, line+"\r")
 }
 
-// wrapper is the script the typed line runs: it marks the start, runs the
-// command in a subshell (so exit cannot end the pane's shell), and marks
-// the end with the status. C-c reaches the command; the trap still marks
-// the end, with 130.
-func wrapper(command, token string) string {
+// wrapper is the script that runs a command between the job's markers: it
+// marks the start, runs the command in a subshell (so exit cannot end the
+// pane's shell), and marks the end with the status. C-c reaches the
+// command; the trap still marks the end, with 130.
+func wrapper(run, token string) string {
 	return fmt.Sprintf(`printf '\033]133;C;%[1]s\007'
 trap 'printf "\033]133;D;130;%[1]s\007"; exit 130' INT
-tmcp_command=%[2]s
-(eval "$tmcp_command")
-printf '\033]133;D;%%s;%[1]s\007' "$?"
-`, token, shellQuote(command))
+(%[2]s)
+printf '\033]133;D;%%s;%[1]s\007' "$?"`, token, run)
+}
+
+// printfEncode writes s for printf's %b inside single quotes: printable
+// ASCII as it is, every other byte (and the quote and the backslash) as an
+// octal escape, so the typed text holds no key a line editor acts on.
+func printfEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '\'' && c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "\\0%03o", c)
+	}
+	return b.String()
 }
 
 // shellQuote quotes s for a POSIX shell as one word.

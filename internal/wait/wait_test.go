@@ -3,6 +3,7 @@ package wait
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"reflect"
 	"strings"
 	"sync"
@@ -205,4 +206,43 @@ func TestRunCommandRefusesAPaneNotAtAShell(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"sleep"`) {
 		t.Fatalf("err %v, want a refusal naming sleep", err)
 	}
+}
+
+func TestRunCommandOfEveryLengthAndByte(t *testing.T) {
+	f := newFixture(t)
+	long := strings.Repeat("x", 3*maxInline)
+	for name, c := range map[string]struct{ cmd, want string }{
+		"inline":            {"echo short", "short"},
+		"through a buffer":  {"echo " + long, long},
+		"quote and escape":  {`printf '%s\n' "it's" '\t'`, "it's\n\\t"},
+		"bytes above ASCII": {"echo 'é日本'", "é日本"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := f.run(c.cmd, 10*time.Second)
+			if status(r) != "0" || strings.Join(r.Lines, "\n") != c.want {
+				t.Fatalf("status %s lines %q, want %q", status(r), r.Lines, c.want)
+			}
+		})
+	}
+}
+
+func FuzzPrintfEncodeRoundTripsThroughSh(f *testing.F) {
+	for _, s := range []string{"", "a'b", `\n`, "\t\x03\x04", "é", "%s%%", "$(id)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.IndexByte(s, 0) >= 0 {
+			return
+		}
+		enc := printfEncode(s)
+		for i := 0; i < len(enc); i++ {
+			if enc[i] < 0x20 || enc[i] >= 0x7f || enc[i] == '\'' {
+				t.Fatalf("encoding of %q holds byte %#x", s, enc[i])
+			}
+		}
+		out, err := exec.Command("sh", "-c", "printf %b '"+enc+"'").Output()
+		if err != nil || string(out) != s {
+			t.Fatalf("sh decoded %q as %q (%v)", s, out, err)
+		}
+	})
 }
