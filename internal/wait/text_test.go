@@ -24,8 +24,8 @@ func (f *fixture) tty(id string) *os.File {
 	return tty
 }
 
-func (f *fixture) waitText(req TextRequest) TextResult {
-	f.t.Helper()
+// withDefaults fills in what the tests leave out of a wait request.
+func withDefaults(req TextRequest) TextRequest {
 	if req.PaneID == "" {
 		req.PaneID = "%0"
 	}
@@ -33,7 +33,12 @@ func (f *fixture) waitText(req TextRequest) TextResult {
 		req.Timeout.Duration = 5 * time.Second
 	}
 	req.MaxLines, req.MaxBytes = 100, 1<<16
-	r, err := f.s.WaitForText(context.Background(), req)
+	return req
+}
+
+func (f *fixture) waitText(req TextRequest) TextResult {
+	f.t.Helper()
+	r, err := f.s.WaitForText(context.Background(), withDefaults(req))
 	if err != nil {
 		f.t.Fatalf("WaitForText: %v", err)
 	}
@@ -44,14 +49,7 @@ func (f *fixture) waitText(req TextRequest) TextResult {
 func (f *fixture) waitAsync(req TextRequest) <-chan TextResult {
 	ch := make(chan TextResult, 1)
 	go func() {
-		if req.PaneID == "" {
-			req.PaneID = "%0"
-		}
-		if req.Timeout.Duration == 0 {
-			req.Timeout.Duration = 5 * time.Second
-		}
-		req.MaxLines, req.MaxBytes = 100, 1<<16
-		r, err := f.s.WaitForText(context.Background(), req)
+		r, err := f.s.WaitForText(context.Background(), withDefaults(req))
 		if err != nil {
 			r.Outcome, r.Reason = "error", err.Error()
 		}
