@@ -27,11 +27,12 @@ const (
 type Hub struct {
 	tc *tmux.Client
 
-	mu     sync.Mutex
-	panes  map[string]*watched
-	typed  map[string][]TypedLine
-	typedN uint64
-	closed bool
+	mu       sync.Mutex
+	panes    map[string]*watched
+	starting map[string]chan struct{} // panes whose stream is being started
+	typed    map[string][]TypedLine
+	typedN   uint64
+	closed   bool
 }
 
 // watched is one pane's stream and what keeps it alive.
@@ -53,7 +54,7 @@ type TypedLine struct {
 
 // NewHub returns a Hub that streams panes of tc's server.
 func NewHub(tc *tmux.Client) *Hub {
-	h := &Hub{tc: tc, panes: map[string]*watched{}, typed: map[string][]TypedLine{}}
+	h := &Hub{tc: tc, panes: map[string]*watched{}, starting: map[string]chan struct{}{}, typed: map[string][]TypedLine{}}
 	tc.OnLayoutChange(func() { go h.checkPanes() })
 	return h
 }
@@ -62,29 +63,59 @@ func NewHub(tc *tmux.Client) *Hub {
 // release func. After release the stream goes on for linger, so a cursor
 // read again soon continues where it stopped.
 func (h *Hub) Acquire(ctx context.Context, paneID string, linger time.Duration) (*Stream, func(), error) {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil, nil, fmt.Errorf("streaming pane %s: shutting down", paneID)
-	}
-	if w := h.panes[paneID]; w != nil {
-		if closed, _ := w.stream.Closed(); !closed {
-			w.refs++
+	for {
+		h.mu.Lock()
+		if h.closed {
 			h.mu.Unlock()
-			return w.stream, h.releaser(paneID, w, linger), nil
+			return nil, nil, fmt.Errorf("streaming pane %s: shutting down", paneID)
 		}
+		if w := h.panes[paneID]; w != nil {
+			if closed, _ := w.stream.Closed(); !closed {
+				w.refs++
+				h.mu.Unlock()
+				return w.stream, h.releaser(paneID, w, linger), nil
+			}
+			h.mu.Unlock()
+			h.end(paneID, w, "")
+			continue
+		}
+		if starting := h.starting[paneID]; starting != nil {
+			// Another call is starting this pane's stream: share it.
+			h.mu.Unlock()
+			select {
+			case <-starting:
+				continue
+			case <-ctx.Done():
+				return nil, nil, fmt.Errorf("streaming pane %s: %w", paneID, ctx.Err())
+			}
+		}
+		done := make(chan struct{})
+		h.starting[paneID] = done
 		h.mu.Unlock()
-		h.end(paneID, w, "")
-	} else {
-		h.mu.Unlock()
-	}
 
+		w, err := h.start(ctx, paneID)
+
+		h.mu.Lock()
+		delete(h.starting, paneID)
+		close(done)
+		if err != nil {
+			h.mu.Unlock()
+			return nil, nil, err
+		}
+		h.panes[paneID] = w
+		h.mu.Unlock()
+		return w.stream, h.releaser(paneID, w, linger), nil
+	}
+}
+
+// start begins streaming a pane.
+func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 	info, err := h.tc.PaneInfo(ctx, paneID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if info.Dead {
-		return nil, nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
+		return nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
 	stop, err := h.tc.Watch(ctx, paneID, func(ev tmux.OutputEvent) {
@@ -98,19 +129,9 @@ func (h *Hub) Acquire(ctx context.Context, paneID string, linger time.Duration) 
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	w := &watched{stream: s, pid: info.PID, refs: 1, stop: stop}
-	h.mu.Lock()
-	if other := h.panes[paneID]; other != nil {
-		// Raced with another Acquire: tmux streams a pane to one watcher.
-		h.mu.Unlock()
-		stop()
-		return h.Acquire(ctx, paneID, linger)
-	}
-	h.panes[paneID] = w
-	h.mu.Unlock()
-	return s, h.releaser(paneID, w, linger), nil
+	return &watched{stream: s, pid: info.PID, refs: 1, stop: stop}, nil
 }
 
 func (h *Hub) releaser(paneID string, w *watched, linger time.Duration) func() {
@@ -120,24 +141,35 @@ func (h *Hub) releaser(paneID string, w *watched, linger time.Duration) func() {
 
 func (h *Hub) release(paneID string, w *watched, linger time.Duration) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	w.refs--
 	if until := time.Now().Add(linger); until.After(w.until) {
 		w.until = until
 	}
 	if w.refs > 0 {
+		h.mu.Unlock()
+		return
+	}
+	if closed, _ := w.stream.Closed(); closed {
+		// Nothing more will come: let the stream and its ring go now.
+		h.mu.Unlock()
+		h.end(paneID, w, "")
 		return
 	}
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	w.timer = time.AfterFunc(time.Until(w.until), func() { h.expire(paneID, w) })
+	// The timer holds the pane id and generation, not the stream, so a
+	// stream that ends sooner is not kept alive by it.
+	gen := w.stream.Generation()
+	w.timer = time.AfterFunc(time.Until(w.until), func() { h.expire(paneID, gen) })
+	h.mu.Unlock()
 }
 
 // expire ends a stream whose linger ran out with nobody holding it.
-func (h *Hub) expire(paneID string, w *watched) {
+func (h *Hub) expire(paneID string, gen uint64) {
 	h.mu.Lock()
-	if w.refs > 0 || time.Now().Before(w.until) || h.panes[paneID] != w {
+	w := h.panes[paneID]
+	if w == nil || w.stream.Generation() != gen || w.refs > 0 || time.Now().Before(w.until) {
 		h.mu.Unlock()
 		return
 	}

@@ -33,6 +33,8 @@ type streamSet struct {
 	watchers map[string]*watcher       // by pane id
 	muted    map[*controlClient]map[string]bool
 	onLayout func()
+	// attaching holds a token while an output client attaches.
+	attaching chan struct{}
 }
 
 // OnLayoutChange makes fn run whenever tmux reports, on a client carrying
@@ -56,10 +58,11 @@ type watcher struct {
 
 func newStreamSet(c *Client) *streamSet {
 	return &streamSet{
-		c:        c,
-		clients:  map[string]*controlClient{},
-		watchers: map[string]*watcher{},
-		muted:    map[*controlClient]map[string]bool{},
+		c:         c,
+		clients:   map[string]*controlClient{},
+		watchers:  map[string]*watcher{},
+		muted:     map[*controlClient]map[string]bool{},
+		attaching: make(chan struct{}, 1),
 	}
 }
 
@@ -110,6 +113,15 @@ func (s *streamSet) watch(ctx context.Context, pane string, fn func(OutputEvent)
 
 // client returns the output client for a session, attaching one if needed.
 func (s *streamSet) client(ctx context.Context, session string) (*controlClient, error) {
+	// One attach at a time: two clients attaching to one session at once
+	// would mean closing one, and tmux 3.3a crashes when a client detaches
+	// while a control client is still attaching.
+	select {
+	case s.attaching <- struct{}{}:
+		defer func() { <-s.attaching }()
+	case <-ctx.Done():
+		return nil, &CommandError{Args: []string{"attach-session", "-t", session}, Message: "no answer from tmux in time", Err: ctx.Err()}
+	}
 	s.mu.Lock()
 	cc := s.clients[session]
 	s.mu.Unlock()
@@ -126,12 +138,6 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	}
 	self.Store(cc)
 	s.mu.Lock()
-	if old := s.clients[session]; old != nil && old.alive() {
-		// Another watcher attached first: use its client.
-		s.mu.Unlock()
-		cc.close()
-		return old, nil
-	}
 	s.clients[session] = cc
 	s.muted[cc] = map[string]bool{}
 	s.mu.Unlock()
@@ -153,6 +159,11 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	s.mu.Lock()
 	w := s.watchers[ev.Pane]
+	if w != nil && w.client != nil && cc != nil && w.client != cc {
+		// Not the client this pane is streamed through.
+		s.mu.Unlock()
+		return
+	}
 	if w == nil || w.session != session {
 		mute := cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane]
 		if mute {

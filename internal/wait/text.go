@@ -221,6 +221,17 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	defer liveness.Stop()
 	defer progress(req.Progress, start)()
 	for {
+		// Checked before more output is taken: a pane that writes faster
+		// than it is read must not hold the wait past its bound.
+		select {
+		case <-timeout.C:
+			w.res.Outcome = OutcomeTimeout
+			return s.finish(ctx, w, stream, start), nil
+		case <-ctx.Done():
+			w.res.Outcome = OutcomeCancelled
+			return s.finish(ctx, w, stream, start), nil
+		default:
+		}
 		changed := stream.Changed()
 		if data := f.take(); len(data) > 0 {
 			if idleTimer != nil {

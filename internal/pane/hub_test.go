@@ -1,0 +1,110 @@
+package pane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+func newHub(t *testing.T, srv *tmuxtest.Server) *Hub {
+	t.Helper()
+	tc, err := tmux.New(context.Background(), tmux.Options{SocketPath: srv.Socket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHub(tc)
+	t.Cleanup(func() { h.Close(); tc.Close() })
+	return h
+}
+
+// TestFirstStreamsOfManyPanesAtOnce starts the streams of several panes of
+// one session at the same moment, several times over for each pane: every
+// caller of a pane gets the one stream, tmux survives (it crashes when a
+// client detaches while another attaches), and each byte arrives once.
+func TestFirstStreamsOfManyPanesAtOnce(t *testing.T) {
+	srv := tmuxtest.New(t)
+	const panes = 6
+	ids := []string{"%0"}
+	for i := 1; i < panes; i++ {
+		ids = append(ids, strings.TrimSpace(srv.Must("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", "sh")))
+		srv.Must("select-layout", "-t", "main", "tiled")
+	}
+	h := newHub(t, srv)
+	streams := make([][]*Stream, panes)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		for k := 0; k < 3; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, release, err := h.Acquire(context.Background(), id, time.Minute)
+				if err != nil {
+					t.Errorf("Acquire %s: %v", id, err)
+					return
+				}
+				defer release()
+				mu.Lock()
+				streams[i] = append(streams[i], s)
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	for i, ss := range streams {
+		for _, s := range ss {
+			if s != ss[0] {
+				t.Fatalf("pane %s got %d different streams", ids[i], len(ss))
+			}
+		}
+	}
+	if _, err := srv.Tmux("list-sessions"); err != nil {
+		t.Fatalf("the tmux server died: %v", err)
+	}
+	for i, id := range ids {
+		tty, err := os.OpenFile(strings.TrimSpace(srv.Must("display-message", "-p", "-t", id, "#{pane_tty}")), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		token := fmt.Sprintf("ONCE-%d", i)
+		fmt.Fprintf(tty, "%s\r\n", token)
+		tty.Close()
+		s := streams[i][0]
+		if !tmuxtest.WaitFor(3*time.Second, func() bool {
+			data, _, _ := s.ReadFrom(0, 0)
+			return strings.Contains(string(data), token)
+		}) {
+			t.Fatalf("pane %s: %s never arrived", id, token)
+		}
+		time.Sleep(50 * time.Millisecond)
+		data, _, _ := s.ReadFrom(0, 0)
+		if n := strings.Count(string(data), token); n != 1 {
+			t.Errorf("pane %s: %s arrived %d times", id, token, n)
+		}
+	}
+}
+
+func TestAStreamThatEndedIsLetGoOnRelease(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	h := newHub(t, srv)
+	s, release, err := h.Acquire(context.Background(), "%1", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Must("kill-pane", "-t", "%1")
+	if !tmuxtest.WaitFor(3*time.Second, func() bool { closed, _ := s.Closed(); return closed }) {
+		t.Fatal("the stream of a killed pane never ended")
+	}
+	release()
+	if h.Stream("%1") != nil {
+		t.Fatal("the hub still holds the ended stream after its last release")
+	}
+}
