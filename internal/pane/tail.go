@@ -79,6 +79,9 @@ func (b *TailBuffer) Add(line string) {
 // Lines returns the kept lines, oldest first.
 func (b *TailBuffer) Lines() []string { return b.lines[b.head:] }
 
+// KeptBytes is the size of the kept lines, a newline each.
+func (b *TailBuffer) KeptBytes() int { return b.bytes }
+
 // TotalLines and TotalBytes count every line added, kept or not.
 func (b *TailBuffer) TotalLines() int { return b.totalLines }
 

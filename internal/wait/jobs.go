@@ -11,7 +11,7 @@ import (
 func (s *Service) Job(ctx context.Context, id string, timeout Timeout, fn func(time.Duration)) (JobResult, error) {
 	j := s.jobs.get(id)
 	if j == nil {
-		return JobResult{}, fmt.Errorf("no job %q: job ids come from run_command, and finished jobs are kept only for the last %d runs", id, maxFinishedJobs)
+		return JobResult{}, fmt.Errorf("no job %q: job ids come from run_command, and only the last %d finished jobs (%d MiB of output) are kept", id, maxFinishedJobs, maxFinishedBytes>>20)
 	}
 	if timeout.Duration <= 0 {
 		return j.result(false, 0, 0, time.Since(j.started)), nil
@@ -35,7 +35,8 @@ type jobTable struct {
 	mu       sync.Mutex
 	byPane   map[string]*job
 	byID     map[string]*job
-	finished []string // ids of finished jobs, oldest first
+	finished []*job // finished jobs, oldest first
+	kept     int    // bytes of output the finished jobs hold
 }
 
 func newJobTable() *jobTable {
@@ -69,11 +70,21 @@ func (t *jobTable) release(j *job) {
 	if t.byPane[j.paneID] == j {
 		delete(t.byPane, j.paneID)
 	}
-	t.finished = append(t.finished, j.id)
-	for len(t.finished) > maxFinishedJobs {
-		delete(t.byID, t.finished[0])
+	t.finished = append(t.finished, j)
+	t.kept += j.keptBytes()
+	for len(t.finished) > maxFinishedJobs || t.kept > maxFinishedBytes && len(t.finished) > 1 {
+		old := t.finished[0]
+		delete(t.byID, old.id)
+		t.kept -= old.keptBytes()
 		t.finished = t.finished[1:]
 	}
+}
+
+// keptBytes is what a job's output costs to keep.
+func (j *job) keptBytes() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.tail.KeptBytes()
 }
 
 func (t *jobTable) get(id string) *job {

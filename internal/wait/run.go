@@ -21,8 +21,10 @@ const (
 	// the last lines, with the counts of everything.
 	jobTailLines = 10000
 	jobTailBytes = 1 << 20
-	// maxFinishedJobs bounds how many finished jobs are kept for get_job.
-	maxFinishedJobs = 128
+	// maxFinishedJobs and maxFinishedBytes bound the finished jobs kept for
+	// get_job, by number and by the output they hold; the oldest go first.
+	maxFinishedJobs  = 4096
+	maxFinishedBytes = 64 << 20
 	// markerPrefix starts the token in the invisible markers of a run.
 	markerPrefix = "tmcp-"
 )
