@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The test's soak is short and small, with the same faults as the full one.
+const (
+	testDuration = 15 * time.Second
+	testPanes    = 8
+	// testLimit bounds the whole test, set-up and teardown included.
+	testLimit = 5 * time.Minute
+)
+
+func TestSoakAnswersEveryCallInTimeAndLeaksNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the soak takes a while; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed: run scripts/install-deps.sh")
+	}
+	cfg := defaultConfig()
+	cfg.Duration, cfg.Panes = testDuration, testPanes
+	cfg.Log = logWriter{t}
+	if raceEnabled {
+		// The race detector slows tmcp several times over; the bounds
+		// are margins on tmcp's own deadlines, so they widen with it.
+		cfg.Slack *= 3
+		cfg.Grace *= 3
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testLimit)
+	defer cancel()
+	sum, err := run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("setting up the soak: %v", err)
+	}
+	var b strings.Builder
+	sum.print(&b)
+	if !sum.passed() {
+		t.Fatalf("the soak failed:\n%s", b.String())
+	}
+	t.Logf("\n%s", b.String())
+}
+
+// logWriter sends the soak's progress to the test log.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
