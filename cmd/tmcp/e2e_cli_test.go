@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// runCLI runs the tmcp binary with args against srv and returns its output
+// and exit error.
+func runCLI(t *testing.T, srv *tmuxtest.Server, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(tmcpBinary, args...)
+	cmd.Env = append(srv.Env(), env...)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() {
+		out, err = cmd.CombinedOutput()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(callTimeout):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("tmcp %v did not finish", args)
+	}
+	return string(out), err
+}
+
+func TestCommandLine(t *testing.T) {
+	srv := tmuxtest.New(t)
+	sock := []string{"-socket-path", srv.Socket}
+
+	if out, err := runCLI(t, srv, nil, "-version"); err != nil || !strings.HasPrefix(out, "tmcp ") {
+		t.Errorf("-version: %q, %v", out, err)
+	}
+
+	out, err := runCLI(t, srv, nil, append(sock, "-doctor")...)
+	for _, want := range []string{"tmux:        3", "socket:      " + srv.Socket, "tier:        mutating", "server:      running: 1 sessions, 1 windows, 1 panes", "inside it:   no", "control:     working"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("-doctor: %v, output lacks %q:\n%s", err, want, out)
+		}
+	}
+
+	out, err = runCLI(t, srv, []string{"TMCP_SAFETY=readonly"}, append(sock, "-tools")...)
+	if err != nil || !strings.Contains(out, "tier readonly") || !strings.Contains(out, "offered   readonly     capture_pane") ||
+		!strings.Contains(out, "withheld  mutating     send_keys") || !strings.Contains(out, "withheld  destructive  kill_server") {
+		t.Errorf("-tools at readonly: %v\n%s", err, out)
+	}
+	out, _ = runCLI(t, srv, []string{"TMCP_SAFETY=everything"}, append(sock, "-tools")...)
+	if !strings.Contains(out, "is not readonly, mutating or destructive: using readonly") || !strings.Contains(out, "withheld  mutating     send_keys") {
+		t.Errorf("-tools with an unknown tier: %s", out)
+	}
+
+	start := time.Now()
+	out, err = runCLI(t, srv, nil, "-binary", "/nonexistent/tmux")
+	if err == nil || !strings.Contains(out, "/nonexistent/tmux") || time.Since(start) > 5*time.Second {
+		t.Errorf("a missing -binary: %v after %v: %q, want a prompt failure naming it", err, time.Since(start), out)
+	}
+	out, err = runCLI(t, srv, nil, "-binary", "/bin/true")
+	if err == nil || !strings.Contains(out, "does not look like tmux") {
+		t.Errorf("-binary /bin/true: %v: %q, want a failure at start-up", err, out)
+	}
+}
