@@ -253,6 +253,11 @@ func (s *Server) getPaneInfo(ctx context.Context, _ *mcp.CallToolRequest, in pan
 	if err != nil {
 		return nil, PaneDetail{}, explain("reading pane "+id, err)
 	}
+	return nil, s.paneDetail(ctx, p), nil
+}
+
+// paneDetail reports a pane's state as the tools do.
+func (s *Server) paneDetail(ctx context.Context, p tmux.Pane) PaneDetail {
 	d := PaneDetail{
 		PaneSummary: PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID, WindowIndex: p.WindowIndex,
 			PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID, Path: p.Path, Title: p.Title,
@@ -267,7 +272,7 @@ func (s *Server) getPaneInfo(ctx context.Context, _ *mcp.CallToolRequest, in pan
 	if p.Dead && p.DeadSignal > 0 {
 		d.ExitSignal = p.DeadSignal
 	}
-	return nil, d, nil
+	return d
 }
 
 type capturePaneIn struct {

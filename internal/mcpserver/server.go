@@ -84,6 +84,7 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 func (s *Server) definitions() []toolDef {
 	var defs []toolDef
 	defs = append(defs, s.readTools()...)
+	defs = append(defs, s.inspectTools()...)
 	defs = append(defs, s.writeTools()...)
 	defs = append(defs, s.waitTools()...)
 	defs = append(defs, s.killTools()...)
