@@ -791,10 +791,11 @@ func TestRunCommandRefusesAPaneThatCannotTakeACommand(t *testing.T) {
 	srv.Must("send-keys", "-t", busy, "sleep 30", "Enter")
 	waitPane(t, srv, busy, "#{pane_current_command}", "sleep")
 
+	// Left on: turning remain-on-exit off again lets tmux remove the dead
+	// pane, which would make this a test of a missing pane.
 	srv.Must("set-option", "-g", "remain-on-exit", "on")
 	dead := newWindow(srv, "sh -c 'exit 4'")
 	waitPane(t, srv, dead, "#{pane_dead}", "1")
-	srv.Must("set-option", "-g", "remain-on-exit", "off")
 
 	copying := newShellWindow(t, srv)
 	srv.Must("copy-mode", "-t", copying)
