@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,6 +48,9 @@ func insidePane(t *testing.T, srv *tmuxtest.Server, pane string, elicit func() s
 		opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked.Add(1)
 			action := elicit()
+			if action == "fail" {
+				return nil, errors.New("the client could not show the question")
+			}
 			res := &mcp.ElicitResult{Action: action}
 			if action == "accept" {
 				res.Content = map[string]any{"allow": true}
@@ -128,6 +132,13 @@ func TestTheCallersPaneIsFoundByAncestryAndGuarded(t *testing.T) {
 		if res.IsError || strings.Contains(text, "isCaller") {
 			t.Fatalf("send_keys to another pane: %s", text)
 		}
+		// Typing, which is harmless, goes ahead unasked and says so. The
+		// text waits in the terminal while tmcp runs; C-u clears it.
+		res, text = callTool(t, cs, "send_keys", map[string]any{"paneId": "%0", "keys": "x", "enter": false, "literal": true})
+		srv.Must("send-keys", "-t", "%0", "C-u")
+		if res.IsError || !strings.Contains(text, `"isCaller":true`) {
+			t.Fatalf("send_keys into the caller's pane from a client that cannot ask: %s, want it done with isCaller", text)
+		}
 		if got := srv.Must("list-panes", "-a", "-F", "#{pane_id}"); !strings.Contains(got, "%0") {
 			t.Fatalf("the caller's pane was killed: %q", got)
 		}
@@ -146,6 +157,23 @@ func TestTheCallersPaneIsFoundByAncestryAndGuarded(t *testing.T) {
 		}
 		if _, text = callTool(t, cs, "send_keys", map[string]any{"paneId": "%1", "keys": "echo fine"}); asked.Load() != 2 {
 			t.Fatalf("typing into another pane asked the person: %s", text)
+		}
+	})
+
+	t.Run("a client whose asking fails", func(t *testing.T) {
+		var asked atomic.Int32
+		cs := insidePane(t, srv, "%0", func() string { return "fail" }, &asked)
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kill_pane", Arguments: map[string]any{"paneId": "%0"}})
+		if err == nil && !res.IsError {
+			t.Fatalf("kill_pane of the caller's pane when asking failed: %+v, want a refusal", res)
+		}
+		if asked.Load() != 1 {
+			t.Fatalf("asked %d times, want 1", asked.Load())
+		}
+		if got := srv.Must("list-panes", "-a", "-F", "#{pane_id}"); !strings.Contains(got, "%0") {
+			t.Fatalf("the caller's pane was killed although asking failed: %q", got)
 		}
 	})
 
