@@ -15,4 +15,5 @@ go vet ./...
 go test -race -count=1 -timeout 10m ./...
 # Tests that time events to the millisecond, run without the race
 # detector's slowdown (they skip themselves in the run above).
-go test -count=1 -timeout 5m -run 'NeverMisses' ./cmd/tmcp ./internal/wait
+# One package at a time, so that they do not load the machine for each other.
+go test -count=1 -p 1 -timeout 5m -run 'NeverMisses' ./cmd/tmcp ./internal/wait

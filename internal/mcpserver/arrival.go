@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +17,15 @@ import (
 // arrivalHeader carries, inside the process only, the number under which
 // a tool call's arrival marks were kept.
 const arrivalHeader = "X-Tmcp-Arrival"
+
+// arrivalSlack is how long before a request is read its wait begins.
+// Between the client writing a request and tmcp reading it lies a pipe and
+// the scheduler: when tmcp wakes to find both the request and a pane's
+// output waiting, the output may be taken in first though it was written
+// after the request. Output that reached tmcp this shortly before the
+// request counts as written after it; no person or model can have seen it
+// before asking.
+const arrivalSlack = 10 * time.Millisecond
 
 // arrivals keeps the stream marks taken as each tool call was read, until
 // its handler runs.
@@ -54,7 +64,7 @@ func (c *stampingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.Extra == nil {
 		n := c.s.arrivals.next.Add(1)
-		c.s.arrivals.marks.Store(n, c.s.hub.Marks())
+		c.s.arrivals.marks.Store(n, c.s.hub.MarksAt(time.Now().Add(-arrivalSlack)))
 		req.Extra = &mcp.RequestExtra{Header: http.Header{arrivalHeader: {strconv.FormatUint(n, 10)}}}
 	}
 	return msg, err
@@ -70,5 +80,5 @@ func (s *Server) arrivalMarks(req mcp.Request) map[string]pane.Mark {
 			}
 		}
 	}
-	return s.hub.Marks()
+	return s.hub.MarksAt(time.Now().Add(-arrivalSlack))
 }

@@ -208,14 +208,15 @@ type Mark struct {
 	Offset     int64
 }
 
-// Marks returns where every live stream ends now: taken as a request
-// arrives, it says exactly where output written after the request begins.
-func (h *Hub) Marks() map[string]Mark {
+// MarksAt returns where every live stream ended at time t, in the recent
+// past (see [Stream.EndAt]): taken as a request arrives, it says where
+// output written after the request begins.
+func (h *Hub) MarksAt(t time.Time) map[string]Mark {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	marks := make(map[string]Mark, len(h.panes))
 	for id, w := range h.panes {
-		marks[id] = Mark{Generation: w.stream.Generation(), Offset: w.stream.End()}
+		marks[id] = Mark{Generation: w.stream.Generation(), Offset: w.stream.EndAt(t)}
 	}
 	return marks
 }

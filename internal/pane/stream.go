@@ -1,6 +1,9 @@
 package pane
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // A Stream is the output of one pane, as tmux delivered it, from the moment
 // tmcp started watching. It is safe for concurrent use: one goroutine
@@ -31,6 +34,23 @@ type Stream struct {
 	reason  string
 	changed chan struct{} // nil until someone waits; closed on the next change
 	taps    map[*tap]struct{}
+	recent  [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
+	nRecent int
+}
+
+// recentWrites writes are remembered with their time, at most one per
+// writeBucket, so that [Stream.EndAt] can answer for the last
+// recentWrites×writeBucket at least.
+const (
+	recentWrites = 32
+	writeBucket  = time.Millisecond
+)
+
+// writeTime says that the stream ended at off just before a write that
+// came at at.
+type writeTime struct {
+	at  time.Time
+	off int64
 }
 
 // tap is a function that sees every byte written to a stream.
@@ -62,6 +82,7 @@ func (s *Stream) Write(p []byte) {
 	if s.closed {
 		return
 	}
+	s.noteWriteLocked(time.Now())
 	s.ring.Write(p)
 	for t := range s.taps {
 		t.fn(p)
@@ -123,6 +144,20 @@ func (s *Stream) Close(reason string) {
 	close(s.changed)
 }
 
+// noteWriteLocked remembers where the stream ends before a write that
+// comes now, unless a write in the same bucket already was.
+func (s *Stream) noteWriteLocked(now time.Time) {
+	if s.nRecent > 0 && now.Sub(s.recent[s.nRecent-1].at) < writeBucket {
+		return
+	}
+	if s.nRecent == recentWrites {
+		copy(s.recent[:], s.recent[1:])
+		s.nRecent--
+	}
+	s.recent[s.nRecent] = writeTime{at: now, off: s.ring.End()}
+	s.nRecent++
+}
+
 // wakeLocked closes the channel of the current waiters, if any; the next
 // call to Changed makes a new one.
 func (s *Stream) wakeLocked() {
@@ -156,6 +191,22 @@ func (s *Stream) Start() int64 {
 func (s *Stream) End() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.ring.End()
+}
+
+// EndAt returns where the stream ended at time t, in the recent past: the
+// offset of the first byte written after t. Writes less than a bucket
+// apart are remembered as one, so a byte written within a millisecond
+// after t may count as written before it. For a t older than the writes
+// remembered, it returns the oldest remembered offset.
+func (s *Stream) EndAt(t time.Time) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.recent[:s.nRecent] {
+		if w.at.After(t) {
+			return w.off
+		}
+	}
 	return s.ring.End()
 }
 

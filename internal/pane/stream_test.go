@@ -217,3 +217,45 @@ func TestStreamCloseWakesEveryBlockedWaiter(t *testing.T) {
 		t.Errorf("%d of %d waiters saw the stream end", len(woken), cap(woken))
 	}
 }
+
+func TestStreamEndAtTellsWhereTheStreamEndedThen(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	before := time.Now()
+	s.Write([]byte("first"))
+	time.Sleep(2 * writeBucket)
+	between := time.Now()
+	s.Write([]byte("second"))
+	time.Sleep(2 * writeBucket)
+	s.Write([]byte("x")) // in a bucket of its own
+	s.Write([]byte("y")) // almost surely in the same bucket as x
+	after := time.Now()
+
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want int64
+	}{
+		{"before any write", before, 0},
+		{"between two writes", between, int64(len("first"))},
+		{"after the last write", after, int64(len("firstsecondxy"))},
+		{"long before", before.Add(-time.Hour), 0},
+	} {
+		if got := s.EndAt(tc.at); got != tc.want {
+			t.Errorf("%s: EndAt = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStreamEndAtForgetsOldWrites(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	start := time.Now()
+	for range recentWrites + 4 {
+		s.Write([]byte("ab"))
+		time.Sleep(writeBucket + writeBucket/2)
+	}
+	// The first four writes are forgotten: the answer for a time before
+	// them is the oldest offset remembered, never one past a write after t.
+	if got := s.EndAt(start); got != 8 {
+		t.Errorf("EndAt before every write, after four were forgotten = %d, want 8", got)
+	}
+}

@@ -221,6 +221,15 @@ func (c *Client) control(ctx context.Context) (*controlClient, error) {
 	}
 }
 
+// Prepare attaches the command client now, when a session exists, so that
+// the first command does not wait for it. Without a session it does
+// nothing: commands run as processes until one appears.
+func (c *Client) Prepare(ctx context.Context) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	c.control(ctx)
+}
+
 // drop forgets a command client that has gone away.
 func (c *Client) drop(ctl *controlClient) {
 	c.mu.Lock()

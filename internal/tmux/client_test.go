@@ -302,3 +302,34 @@ func TestHooksDoNotMakeCommandsRunTwice(t *testing.T) {
 		t.Fatal("a hook's block made the command run again as a process")
 	}
 }
+
+func TestPrepareAttachesBeforeTheFirstCommand(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	c.Prepare(context.Background())
+	if !c.ControlConnected() {
+		t.Fatal("after Prepare with a session running, no command client is attached")
+	}
+	before := c.ProcessesStarted()
+	run(t, c, "list-sessions")
+	if n := c.ProcessesStarted() - before; n != 0 {
+		t.Errorf("the first command after Prepare started %d tmux processes, want 0", n)
+	}
+}
+
+func TestPrepareWithoutASessionLeavesCommandsWorking(t *testing.T) {
+	srv := tmuxtest.Empty(t)
+	c := newClient(t, srv)
+	c.Prepare(context.Background())
+	if c.ControlConnected() {
+		t.Fatal("Prepare attached although no session exists")
+	}
+	srv.Must("new-session", "-d", "-s", "late", "sh")
+	tmuxtest.WaitFor(2*time.Second, func() bool {
+		_, err := c.Run(context.Background(), "list-sessions")
+		return err == nil && c.ControlConnected()
+	})
+	if !c.ControlConnected() {
+		t.Error("after a session appeared, commands did not go over a command client")
+	}
+}
