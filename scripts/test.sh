@@ -14,6 +14,8 @@ fi
 go vet ./...
 go test -race -count=1 -timeout 10m ./...
 # Tests that time events to the millisecond, run without the race
-# detector's slowdown (they skip themselves in the run above).
-# One package at a time, so that they do not load the machine for each other.
+# detector's slowdown (they skip themselves in the run above), one package
+# at a time so that they do not load the machine for each other.
 go test -count=1 -p 1 -timeout 5m -run 'NeverMisses' ./cmd/tmcp ./internal/wait
+# The soak again, where its process's resident memory is tmcp's own.
+go test -count=1 -timeout 5m ./soak

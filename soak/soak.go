@@ -53,7 +53,7 @@ type config struct {
 	Slack     time.Duration // margin on every bound
 	Grace     time.Duration // after the resume, calls may still fail
 	Settle    time.Duration // at most this long for goroutines and processes to settle
-	RSSFactor float64       // last-quarter RSS may be this many times the first quarter's
+	RSSFactor float64       // last-quarter RSS may be this many times the first quarter's; 0: not judged
 	RSSSlack  int64         // plus this many bytes
 	// LiveFactor and LiveSlack bound the live heap (after a collection)
 	// at the end against the live heap after the first quarter.

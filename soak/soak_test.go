@@ -31,6 +31,11 @@ func TestSoakAnswersEveryCallInTimeAndLeaksNothing(t *testing.T) {
 		// are margins on tmcp's own deadlines, so they widen with it.
 		cfg.Slack *= 3
 		cfg.Grace *= 3
+		// Its shadow memory follows the highest heap ever touched and is
+		// never given back, so RSS says nothing of leaks here: the live
+		// heap is still judged, and scripts/test.sh runs the soak again
+		// without the race detector, where RSS is judged too.
+		cfg.RSSFactor = 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testLimit)
 	defer cancel()

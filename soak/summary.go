@@ -68,6 +68,9 @@ func (s *summary) memories() []memory {
 	rss := s.memoryOf("RSS", func(x sample) int64 { return x.rss })
 	rss.limit = int64(float64(rss.first)*s.cfg.RSSFactor) + s.cfg.RSSSlack
 	rss.rule = fmt.Sprintf("%.2g× after the first quarter + %s", s.cfg.RSSFactor, mib(s.cfg.RSSSlack))
+	if s.cfg.RSSFactor <= 0 {
+		rss.limit = -1
+	}
 	inuse := s.memoryOf("Go heap in use", func(x sample) int64 { return x.heap })
 	live := memory{name: "live heap", first: s.liveFirst, last: s.liveLast,
 		limit: int64(float64(s.liveFirst)*s.cfg.LiveFactor) + s.cfg.LiveSlack,
