@@ -88,6 +88,13 @@ func (s *Server) definitions() []toolDef {
 	defs = append(defs, s.writeTools()...)
 	defs = append(defs, s.waitTools()...)
 	defs = append(defs, s.killTools()...)
+	defs = append(defs, s.arrangeTools()...)
+	defs = append(defs, s.paneTools()...)
+	defs = append(defs, s.bufferTools()...)
+	defs = append(defs, s.settingTools()...)
+	defs = append(defs, s.workspaceTools()...)
+	defs = append(defs, s.batchTools()...)
+	defs = append(defs, s.promptTools()...)
 	return defs
 }
 
@@ -101,6 +108,8 @@ func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
 			d.add(m)
 		}
 	}
+	s.addResources(m)
+	s.addPrompts(m)
 	m.AddReceivingMiddleware(s.observe)
 	return m
 }

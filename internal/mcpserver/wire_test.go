@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,5 +75,27 @@ func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
 		if tool.OutputSchema == nil || tool.Annotations == nil {
 			t.Errorf("%s: output schema or annotations missing", tool.Name)
 		}
+	}
+}
+
+// TestToolSizesAreListed logs what each tool costs on the wire, largest
+// first, to show where the budget goes (go test -run ToolSizes -v).
+func TestToolSizesAreListed(t *testing.T) {
+	tools, _ := listTools(t, Destructive)
+	type size struct {
+		name                         string
+		whole, desc, in, out, annots int
+	}
+	var sizes []size
+	for _, tool := range tools {
+		whole, _ := json.Marshal(tool)
+		in, _ := json.Marshal(tool.InputSchema)
+		out, _ := json.Marshal(tool.OutputSchema)
+		annots, _ := json.Marshal(tool.Annotations)
+		sizes = append(sizes, size{tool.Name, len(whole), len(tool.Description), len(in), len(out), len(annots)})
+	}
+	slices.SortFunc(sizes, func(a, b size) int { return b.whole - a.whole })
+	for _, s := range sizes {
+		t.Logf("%-28s whole %5d  description %4d  input %4d  output %4d  annotations %4d", s.name, s.whole, s.desc, s.in, s.out, s.annots)
 	}
 }

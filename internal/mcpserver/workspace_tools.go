@@ -1,0 +1,4 @@
+package mcpserver
+
+// workspaceTools returns build_workspace.
+func (s *Server) workspaceTools() []toolDef { return nil }
