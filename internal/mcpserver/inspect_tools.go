@@ -17,9 +17,9 @@ const maxSearchLines = 20
 func (s *Server) inspectTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "search_panes", Annotations: readOnly("Search panes"),
-			Description: "Find which panes show some text on screen, with the matching lines. Literal, or RE2 with regex: true; matched by tmcp, never by tmux."}, s.searchPanes),
+			Description: "Find which panes show some text (literal or RE2), with the matching lines."}, s.searchPanes),
 		define(&mcp.Tool{Name: "snapshot_pane", Annotations: readOnly("Snapshot pane"),
-			Description: "A pane's state (as get_pane_info) and its screen, in one call."}, s.snapshotPane),
+			Description: "A pane's state and its screen in one call."}, s.snapshotPane),
 		define(&mcp.Tool{Name: "get_session_info", Annotations: readOnly("Session info"),
 			Description: "One session and its windows."}, s.getSessionInfo),
 		define(&mcp.Tool{Name: "get_window_info", Annotations: readOnly("Window info"),
@@ -31,7 +31,7 @@ type searchPanesIn struct {
 	Pattern     string `json:"pattern"`
 	Regex       bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
 	MatchCase   *bool  `json:"matchCase,omitempty" jsonschema:"default true"`
-	SessionName string `json:"sessionName,omitempty" jsonschema:"only this session's panes"`
+	SessionName string `json:"sessionName,omitempty"`
 }
 
 // PaneMatch is a pane whose screen matched, with the lines that did.
@@ -88,7 +88,7 @@ func (s *Server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 }
 
 type snapshotPaneIn struct {
-	PaneID   string `json:"paneId,omitempty" jsonschema:"omitted: the only pane"`
+	PaneID   string `json:"paneId,omitempty"`
 	MaxLines int    `json:"maxLines,omitempty"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }

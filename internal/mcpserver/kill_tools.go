@@ -40,7 +40,7 @@ func (s *Server) killPane(ctx context.Context, req *mcp.CallToolRequest, in pane
 }
 
 type windowIn struct {
-	WindowID string `json:"windowId,omitempty" jsonschema:"window id like @2; omitted: the only window"`
+	WindowID string `json:"windowId,omitempty"`
 }
 
 func (s *Server) killWindow(ctx context.Context, req *mcp.CallToolRequest, in windowIn) (*mcp.CallToolResult, killedOut, error) {
@@ -59,7 +59,7 @@ func (s *Server) killWindow(ctx context.Context, req *mcp.CallToolRequest, in wi
 }
 
 type sessionIn struct {
-	SessionName string `json:"sessionName,omitempty" jsonschema:"session name; omitted: the only session"`
+	SessionName string `json:"sessionName,omitempty"`
 }
 
 func (s *Server) killSession(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (*mcp.CallToolResult, killedOut, error) {
@@ -78,7 +78,7 @@ func (s *Server) killSession(ctx context.Context, req *mcp.CallToolRequest, in s
 }
 
 type killServerIn struct {
-	Confirm bool `json:"confirm" jsonschema:"must be true: every session on the server ends"`
+	Confirm bool `json:"confirm" jsonschema:"must be true"`
 }
 
 func (s *Server) killServer(ctx context.Context, req *mcp.CallToolRequest, in killServerIn) (*mcp.CallToolResult, killedOut, error) {

@@ -13,19 +13,19 @@ import (
 func (s *Server) readTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "list_sessions", Annotations: readOnly("List sessions"),
-			Description: "List tmux sessions with their windows and attached clients."}, s.listSessions),
+			Description: "List sessions with their window and client counts."}, s.listSessions),
 		define(&mcp.Tool{Name: "list_windows", Annotations: readOnly("List windows"),
-			Description: "List windows (ids like @2), of one session or all."}, s.listWindows),
+			Description: "List windows, of one session or all."}, s.listWindows),
 		define(&mcp.Tool{Name: "list_panes", Annotations: readOnly("List panes"),
-			Description: "List panes (ids like %3) with command, path, size and state; isCaller marks the pane tmcp runs in."}, s.listPanes),
+			Description: "List panes with command, path, size and state; isCaller marks the pane tmcp runs in."}, s.listPanes),
 		define(&mcp.Tool{Name: "get_server_info", Annotations: readOnly("Server info"),
 			Description: "tmux version, socket, counts, the caller's pane and the safety tier."}, s.getServerInfo),
 		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly("Pane info"),
-			Description: "One pane's state: command, pid, dead/exit status, size, path, title, history, copy mode, alternate screen."}, s.getPaneInfo),
+			Description: "One pane's state: command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
 		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly("Capture pane"),
-			Description: "Read a pane's screen, or history too. Rows: 0 is the top visible row, negative rows are history. Keeps the last lines within maxLines/maxBytes."}, s.capturePane),
+			Description: "Read a pane's screen; history: true or a negative startLine reads scrollback. Keeps the last lines."}, s.capturePane),
 		define(&mcp.Tool{Name: "display_message", Annotations: readOnly("Expand a format"),
-			Description: "Expand a tmux format (e.g. '#{pane_current_path}') for a target. Formats that run commands (#(), E:, T:) are refused."}, s.displayMessage),
+			Description: "Expand a tmux format for a pane, window or session. #(), E: and T: are refused."}, s.displayMessage),
 	}
 }
 
@@ -39,8 +39,8 @@ type SessionInfo struct {
 }
 
 type listSessionsIn struct {
-	Name     string `json:"name,omitempty" jsonschema:"only the session with this exact name"`
-	Attached *bool  `json:"attached,omitempty" jsonschema:"only sessions with (true) or without (false) clients"`
+	Name     string `json:"name,omitempty" jsonschema:"exact name"`
+	Attached *bool  `json:"attached,omitempty" jsonschema:"with (true) or without clients"`
 }
 
 type listSessionsOut struct {
@@ -82,9 +82,9 @@ type WindowInfo struct {
 }
 
 type listWindowsIn struct {
-	SessionName string `json:"sessionName,omitempty" jsonschema:"only this session's windows"`
-	Name        string `json:"name,omitempty" jsonschema:"only windows with this exact name"`
-	Active      *bool  `json:"active,omitempty" jsonschema:"only the active (true) or inactive (false) windows of their sessions"`
+	SessionName string `json:"sessionName,omitempty"`
+	Name        string `json:"name,omitempty" jsonschema:"exact name"`
+	Active      *bool  `json:"active,omitempty" jsonschema:"active (true) or not"`
 }
 
 type listWindowsOut struct {
@@ -143,12 +143,12 @@ type PaneSummary struct {
 }
 
 type listPanesIn struct {
-	SessionName string `json:"sessionName,omitempty" jsonschema:"only this session's panes"`
-	WindowID    string `json:"windowId,omitempty" jsonschema:"only this window's panes"`
-	Command     string `json:"command,omitempty" jsonschema:"only panes whose current command is exactly this"`
-	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"only panes whose current directory is this one or below it"`
-	Dead        *bool  `json:"dead,omitempty" jsonschema:"only dead (true) or live (false) panes"`
-	Active      *bool  `json:"active,omitempty" jsonschema:"only the active (true) or inactive (false) panes of their windows"`
+	SessionName string `json:"sessionName,omitempty"`
+	WindowID    string `json:"windowId,omitempty"`
+	Command     string `json:"command,omitempty" jsonschema:"current command, exactly"`
+	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"current directory is this or below"`
+	Dead        *bool  `json:"dead,omitempty" jsonschema:"dead (true) or live"`
+	Active      *bool  `json:"active,omitempty" jsonschema:"active in its window (true) or not"`
 }
 
 type listPanesOut struct {
@@ -225,7 +225,7 @@ func (s *Server) getServerInfo(ctx context.Context, _ *mcp.CallToolRequest, _ st
 }
 
 type paneIn struct {
-	PaneID string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
+	PaneID string `json:"paneId,omitempty"`
 }
 
 // PaneDetail is one pane's full state.
@@ -276,13 +276,13 @@ func (s *Server) paneDetail(ctx context.Context, p tmux.Pane) PaneDetail {
 }
 
 type capturePaneIn struct {
-	PaneID    string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
-	History   bool   `json:"history,omitempty" jsonschema:"include the whole history above the screen"`
-	StartLine *int   `json:"startLine,omitempty" jsonschema:"first row; negative rows are history"`
+	PaneID    string `json:"paneId,omitempty"`
+	History   bool   `json:"history,omitempty" jsonschema:"the whole history too"`
+	StartLine *int   `json:"startLine,omitempty" jsonschema:"first row; negative: history"`
 	EndLine   *int   `json:"endLine,omitempty" jsonschema:"last row"`
-	Styles    bool   `json:"styles,omitempty" jsonschema:"keep colour and attribute escape sequences"`
-	MaxLines  int    `json:"maxLines,omitempty" jsonschema:"at most this many last lines (default 200, ceiling 10000)"`
-	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"at most this many bytes (default 32768, ceiling 1048576)"`
+	Styles    bool   `json:"styles,omitempty" jsonschema:"keep colour escapes"`
+	MaxLines  int    `json:"maxLines,omitempty"`
+	MaxBytes  int    `json:"maxBytes,omitempty"`
 }
 
 type capturePaneOut struct {
@@ -307,8 +307,8 @@ func (s *Server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 }
 
 type displayMessageIn struct {
-	Format   string `json:"format" jsonschema:"tmux format, e.g. '#{pane_current_command} #{pane_pid}'"`
-	PaneID   string `json:"paneId,omitempty" jsonschema:"target pane; or give windowId or sessionName"`
+	Format   string `json:"format" jsonschema:"e.g. #{pane_current_path}"`
+	PaneID   string `json:"paneId,omitempty"`
 	WindowID string `json:"windowId,omitempty"`
 	Session  string `json:"sessionName,omitempty"`
 }

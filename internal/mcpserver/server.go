@@ -135,12 +135,13 @@ func (s *Server) Tools() []ToolInfo {
 // Instructions is the short text a client hands the model with the tools.
 func (s *Server) Instructions(ctx context.Context) string {
 	var b strings.Builder
-	b.WriteString("tmcp drives a tmux server: find panes (list_panes; ids like %3), read them (capture_pane), type into them (send_keys, paste_text), and make sessions, windows and panes. ")
-	b.WriteString("To run a command and get its exit status and output, use run_command; to wait for a pane to print something, wait_for_text; to read only what is new, capture_since. ")
+	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted means the only one, refused when there are several. ")
+	b.WriteString("Find panes with list_panes, read them with capture_pane or snapshot_pane, type with send_keys or paste_text. ")
+	b.WriteString("To run a command and get its exit status and output, use run_command (get_job collects a long one); to wait for a pane to print something, wait_for_text; to read only what is new, capture_since with its cursor. ")
+	fmt.Fprintf(&b, "maxLines and maxBytes bound returned text, keeping the last lines; waits are clamped to %gs. ", s.cfg.Ceiling.Seconds())
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
 	if c := s.callerPane(ctx); c.PaneID != "" {
 		fmt.Fprintf(&b, "You run inside pane %s (isCaller): do not type into or kill it. ", c.PaneID)
 	}
-	b.WriteString("Omitted targets mean the only one; with several, pass the id.")
-	return b.String()
+	return strings.TrimSpace(b.String())
 }

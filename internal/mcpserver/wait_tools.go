@@ -23,17 +23,17 @@ const (
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
-			Description: "Run a shell command in a pane's shell and return its exit status and exactly its output (last lines kept, counts given). The text runs as written (quotes, tabs, heredocs, several lines), in a subshell. If it outlasts timeoutSeconds you get timedOut and a jobId for get_job; detach: true returns the jobId at once."}, s.runCommand),
+			Description: "Run a shell command in a pane's shell and return its exit status and exactly its output. Runs as written, in a subshell. Past timeoutSeconds: timedOut and a jobId for get_job."}, s.runCommand),
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
-			Description: "Status and output of a run_command job; timeoutSeconds waits for it to finish first."}, s.getJob),
+			Description: "A run_command job's status and output; timeoutSeconds waits for it to finish first."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
-			Description: "Wait until a pane prints a line matching one of patterns (literal, or RE2 with regex: true), or a stop pattern (a failure), or, with no patterns, any new output; idleSeconds ends it after that much quiet. Only output written after the call (or after cursor) counts, never old screen text or the echo of typed keys. Returns outcome, the matched line, the output tail, and a cursor."}, s.waitForText),
+			Description: "Wait until a pane prints a line matching patterns (stop patterns end it as a failure; none: any output; idleSeconds: quiet). Only output after the call or cursor counts, never old screen text or echoed keys. Returns outcome, line, tail, cursor."}, s.waitForText),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
-			Description: "Wait for a tmux wait-for channel to be signalled (signal_channel, or `tmux wait-for -S NAME` in a pane)."}, s.waitForChannel),
+			Description: "Wait until a tmux wait-for channel is signalled (signal_channel, or tmux wait-for -S in a pane)."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
 			Description: "Signal a tmux wait-for channel, waking its waiters."}, s.signalChannel),
 		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly("Capture since"),
-			Description: "Read only what a pane wrote since cursor, as lines, and a new cursor. Without a cursor: the screen and a cursor to start from."}, s.captureSince),
+			Description: "Read only what a pane wrote since a cursor, as lines, plus the next cursor. No cursor: the screen."}, s.captureSince),
 	}
 }
 
@@ -64,13 +64,13 @@ func progressFunc(ctx context.Context, req *mcp.CallToolRequest, total time.Dura
 }
 
 type runCommandIn struct {
-	Command         string  `json:"command" jsonschema:"shell command text, run as written"`
-	PaneID          string  `json:"paneId,omitempty" jsonschema:"pane whose shell runs it; omitted: the only pane"`
-	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"how long to wait (default 60, clamped to the ceiling)"`
-	Detach          bool    `json:"detach,omitempty" jsonschema:"return the jobId at once"`
-	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"prefix a space so the shell keeps the line out of history"`
-	MaxLines        int     `json:"maxLines,omitempty" jsonschema:"last lines of output to return (default 500)"`
-	MaxBytes        int     `json:"maxBytes,omitempty" jsonschema:"bytes of output to return (default 32768)"`
+	Command         string  `json:"command"`
+	PaneID          string  `json:"paneId,omitempty"`
+	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 60"`
+	Detach          bool    `json:"detach,omitempty" jsonschema:"return a jobId at once"`
+	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"keep it out of shell history"`
+	MaxLines        int     `json:"maxLines,omitempty"`
+	MaxBytes        int     `json:"maxBytes,omitempty"`
 }
 
 type jobOut struct {
@@ -127,8 +127,8 @@ func orDefault(v, def int) int {
 
 type getJobIn struct {
 	JobID          string  `json:"jobId"`
-	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"wait this long for the job to finish (default 0: answer now)"`
-	MaxLines       int     `json:"maxLines,omitempty" jsonschema:"last lines of output to return (default 500)"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"wait for it to finish (default 0)"`
+	MaxLines       int     `json:"maxLines,omitempty"`
 	MaxBytes       int     `json:"maxBytes,omitempty"`
 }
 
@@ -147,15 +147,15 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in getJob
 }
 
 type waitForTextIn struct {
-	PaneID         string   `json:"paneId,omitempty" jsonschema:"pane to watch; omitted: the only pane"`
-	Patterns       []string `json:"patterns,omitempty" jsonschema:"success patterns; omitted: any new output"`
+	PaneID         string   `json:"paneId,omitempty"`
+	Patterns       []string `json:"patterns,omitempty" jsonschema:"omitted: any new output"`
 	Stop           []string `json:"stop,omitempty" jsonschema:"failure patterns, checked first"`
-	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2 expressions, matched per line"`
-	MatchCase      *bool    `json:"matchCase,omitempty" jsonschema:"case-sensitive (default true)"`
-	IdleSeconds    float64  `json:"idleSeconds,omitempty" jsonschema:"end once the pane is quiet this long"`
-	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30, clamped to the ceiling"`
-	Cursor         string   `json:"cursor,omitempty" jsonschema:"resume after a cursor from wait_for_text or capture_since"`
-	MaxLines       int      `json:"maxLines,omitempty" jsonschema:"tail lines returned (default 100)"`
+	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2"`
+	MatchCase      *bool    `json:"matchCase,omitempty" jsonschema:"default true"`
+	IdleSeconds    float64  `json:"idleSeconds,omitempty" jsonschema:"end after this much quiet"`
+	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
+	Cursor         string   `json:"cursor,omitempty" jsonschema:"resume from a returned cursor"`
+	MaxLines       int      `json:"maxLines,omitempty"`
 	MaxBytes       int      `json:"maxBytes,omitempty"`
 }
 
@@ -200,8 +200,8 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 type channelIn struct {
-	Channel        string  `json:"channel" jsonschema:"channel name: 1-128 of A-Z a-z 0-9 _ . : -"`
-	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 30, clamped to the ceiling"`
+	Channel        string  `json:"channel" jsonschema:"1-128 of A-Za-z0-9_.:-"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
 }
 
 type channelOut struct {
@@ -219,7 +219,7 @@ func (s *Server) waitForChannel(ctx context.Context, _ *mcp.CallToolRequest, in 
 }
 
 type signalIn struct {
-	Channel string `json:"channel" jsonschema:"channel name: 1-128 of A-Z a-z 0-9 _ . : -"`
+	Channel string `json:"channel" jsonschema:"1-128 of A-Za-z0-9_.:-"`
 }
 
 type signalOut struct {
@@ -234,9 +234,9 @@ func (s *Server) signalChannel(ctx context.Context, _ *mcp.CallToolRequest, in s
 }
 
 type captureSinceIn struct {
-	PaneID   string `json:"paneId,omitempty" jsonschema:"pane to read; omitted: the cursor's pane, or the only pane"`
-	Cursor   string `json:"cursor,omitempty" jsonschema:"from an earlier capture_since or wait_for_text; omitted: start now"`
-	MaxLines int    `json:"maxLines,omitempty" jsonschema:"last lines returned (default 200)"`
+	PaneID   string `json:"paneId,omitempty"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"a returned cursor; omitted: start now"`
+	MaxLines int    `json:"maxLines,omitempty"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }
 

@@ -13,15 +13,15 @@ import (
 func (s *Server) writeTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "send_keys", Annotations: mutating("Send keys", false),
-			Description: "Type into a pane, then Enter (enter: false to skip). A tmux key name such as C-c or Up is sent as that key; literal: true sends the text as is."}, s.sendKeys),
+			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name such as C-c is sent as that key."}, s.sendKeys),
 		define(&mcp.Tool{Name: "paste_text", Annotations: mutating("Paste text", false),
-			Description: "Paste exact text into a pane through a tmux buffer (bracketed paste unless bracketed: false). Nothing is interpreted as keys."}, s.pasteText),
+			Description: "Paste exact text into a pane through a buffer; nothing is read as keys."}, s.pasteText),
 		define(&mcp.Tool{Name: "create_session", Annotations: mutating("Create session", false),
-			Description: "Create a detached session; returns its ids and its first pane."}, s.createSession),
+			Description: "Create a detached session; returns its ids and first pane."}, s.createSession),
 		define(&mcp.Tool{Name: "create_window", Annotations: mutating("Create window", false),
-			Description: "Create a window in a session without switching to it; returns its ids."}, s.createWindow),
+			Description: "Create a window (not switched to); returns its ids."}, s.createWindow),
 		define(&mcp.Tool{Name: "split_window", Annotations: mutating("Split pane", false),
-			Description: "Split a pane to make a new one (direction right, left, below or above); returns the new pane id."}, s.splitWindow),
+			Description: "Split a pane; returns the new pane's ids."}, s.splitWindow),
 		define(&mcp.Tool{Name: "rename_session", Annotations: mutating("Rename session", true),
 			Description: "Rename a session."}, s.renameSession),
 		define(&mcp.Tool{Name: "rename_window", Annotations: mutating("Rename window", true),
@@ -30,10 +30,10 @@ func (s *Server) writeTools() []toolDef {
 }
 
 type sendKeysIn struct {
-	PaneID  string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
-	Keys    string `json:"keys" jsonschema:"text to type, or one tmux key name (C-c, Escape, Up)"`
-	Enter   *bool  `json:"enter,omitempty" jsonschema:"press Enter afterwards (default true)"`
-	Literal bool   `json:"literal,omitempty" jsonschema:"send keys as text, never as a key name"`
+	PaneID  string `json:"paneId,omitempty"`
+	Keys    string `json:"keys" jsonschema:"text, or one key name (C-c, Up)"`
+	Enter   *bool  `json:"enter,omitempty" jsonschema:"press Enter after (default true)"`
+	Literal bool   `json:"literal,omitempty" jsonschema:"never a key name"`
 }
 
 type sentOut struct {
@@ -83,9 +83,9 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 }
 
 type pasteTextIn struct {
-	PaneID    string `json:"paneId,omitempty" jsonschema:"pane id like %3; omitted: the only pane"`
-	Text      string `json:"text" jsonschema:"exact text to paste"`
-	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"use bracketed paste when the program asked for it (default true)"`
+	PaneID    string `json:"paneId,omitempty"`
+	Text      string `json:"text"`
+	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"default true"`
 }
 
 func (s *Server) pasteText(ctx context.Context, req *mcp.CallToolRequest, in pasteTextIn) (*mcp.CallToolResult, sentOut, error) {
@@ -123,12 +123,12 @@ func createdOut(c tmux.Created) CreatedOut {
 }
 
 type createSessionIn struct {
-	Name           string `json:"name,omitempty" jsonschema:"session name; omitted: tmux picks one"`
+	Name           string `json:"name,omitempty" jsonschema:"omitted: tmux picks one"`
 	WindowName     string `json:"windowName,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"shell command the first pane runs instead of the default shell"`
-	Width          int    `json:"width,omitempty" jsonschema:"columns (default 80)"`
-	Height         int    `json:"height,omitempty" jsonschema:"rows (default 24)"`
+	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
+	Width          int    `json:"width,omitempty" jsonschema:"default 80"`
+	Height         int    `json:"height,omitempty" jsonschema:"default 24"`
 }
 
 func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in createSessionIn) (*mcp.CallToolResult, CreatedOut, error) {
@@ -141,10 +141,10 @@ func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 }
 
 type createWindowIn struct {
-	SessionName    string `json:"sessionName,omitempty" jsonschema:"session to add the window to; omitted: the only session"`
+	SessionName    string `json:"sessionName,omitempty"`
 	Name           string `json:"name,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"shell command to run instead of the default shell"`
+	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
 }
 
 func (s *Server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in createWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
@@ -160,11 +160,11 @@ func (s *Server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 }
 
 type splitWindowIn struct {
-	PaneID         string `json:"paneId,omitempty" jsonschema:"pane to split; omitted: the only pane"`
-	Direction      string `json:"direction,omitempty" jsonschema:"where the new pane goes: right, left, below (default) or above"`
-	Size           string `json:"size,omitempty" jsonschema:"new pane's size: cells ('20') or percent ('30%')"`
+	PaneID         string `json:"paneId,omitempty"`
+	Direction      string `json:"direction,omitempty" jsonschema:"right, left, below (default), above"`
+	Size           string `json:"size,omitempty" jsonschema:"cells (20) or percent (30%)"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"shell command to run instead of the default shell"`
+	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
 }
 
 func (s *Server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in splitWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
@@ -206,7 +206,7 @@ func validSize(s string) bool {
 }
 
 type renameSessionIn struct {
-	SessionName string `json:"sessionName,omitempty" jsonschema:"session to rename; omitted: the only session"`
+	SessionName string `json:"sessionName,omitempty"`
 	NewName     string `json:"newName"`
 }
 
@@ -239,7 +239,7 @@ func (s *Server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 }
 
 type renameWindowIn struct {
-	WindowID string `json:"windowId,omitempty" jsonschema:"window to rename; omitted: the only window"`
+	WindowID string `json:"windowId,omitempty"`
 	NewName  string `json:"newName"`
 }
 
