@@ -106,7 +106,7 @@ func ParseOptionLine(line string) Setting {
 	return s
 }
 
-// UnquoteOption undoes the quoting show-options puts on a value: '' for
+// UnquoteOption undoes the quoting show-options puts on a value: ” for
 // the empty string, "…" or '…' around values with spaces or special
 // characters, and backslash escapes (C-style letters, three octal digits,
 // or any other character standing for itself).
