@@ -106,8 +106,8 @@ func ParseOptionLine(line string) Setting {
 	return s
 }
 
-// UnquoteOption undoes the quoting show-options puts on a value: ” for
-// the empty string, "…" or '…' around values with spaces or special
+// UnquoteOption undoes the quoting show-options puts on a value: a pair of
+// single quotes for the empty string, "…" or '…' around values with spaces or special
 // characters, and backslash escapes (C-style letters, three octal digits,
 // or any other character standing for itself).
 func UnquoteOption(v string) string {
