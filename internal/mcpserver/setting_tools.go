@@ -81,25 +81,25 @@ type showOptionIn struct {
 }
 
 // optionTarget checks an option's scope and target, resolving an omitted
-// pane, and names them for messages.
+// pane, and says where the options are, for messages.
 func (s *Server) optionTarget(ctx context.Context, scope, target string) (tmux.OptionScope, string, string, error) {
 	switch sc := tmux.OptionScope(scope); sc {
 	case tmux.ServerScope:
 		if target != "" {
 			return "", "", "", fmt.Errorf("server options take no target (target %q given)", target)
 		}
-		return sc, "", "server option", nil
+		return sc, "", "the server", nil
 	case tmux.SessionScope, tmux.WindowScope:
 		switch {
 		case target == "":
-			return sc, "", "global " + scope + " option", nil
+			return sc, "", "the global " + scope + " options", nil
 		case sc == tmux.SessionScope:
-			return sc, target, "option of session " + target, checkSessionName(target)
+			return sc, target, "session " + target, checkSessionName(target)
 		}
-		return sc, target, "option of window " + target, checkWindowID(target)
+		return sc, target, "window " + target, checkWindowID(target)
 	case tmux.PaneScope:
 		id, err := s.pane(ctx, target)
-		return sc, id, "option of pane " + id, err
+		return sc, id, "pane " + id, err
 	}
 	return "", "", "", fmt.Errorf("scope %q is not one of server, session, window, pane", scope)
 }
@@ -111,12 +111,19 @@ func checkOptionName(name string) error {
 	return nil
 }
 
-// explainSetting is explain with the next call for tmux's complaints
-// about names and values.
+// explainSetting is explain with the next call for the messages of the
+// option, environment and hook commands: their targets are missing as
+// "no such …", and their names unknown.
 func explainSetting(doing string, err error, list string) error {
 	err = explain(doing, err)
 	msg := err.Error()
 	switch {
+	case strings.Contains(msg, "no such session"):
+		return fmt.Errorf("%s; call list_sessions to see the sessions", msg)
+	case strings.Contains(msg, "no such window"):
+		return fmt.Errorf("%s; call list_windows to see the windows", msg)
+	case strings.Contains(msg, "no such pane"):
+		return fmt.Errorf("%s; call list_panes to see the panes", msg)
 	case strings.Contains(msg, "invalid option") || strings.Contains(msg, "ambiguous option"):
 		return fmt.Errorf("%s; check the name, or call %s without name to list them", msg, list)
 	case strings.Contains(msg, "unknown variable"):
@@ -137,7 +144,11 @@ func (s *Server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in show
 	}
 	opts, err := s.tmux.ShowOptions(ctx, scope, target, in.Name)
 	if err != nil {
-		return nil, settingsOut{}, explainSetting("showing "+what+" "+in.Name, err, "show_option")
+		doing := "showing the options of " + what
+		if in.Name != "" {
+			doing = "showing option " + in.Name + " of " + what
+		}
+		return nil, settingsOut{}, explainSetting(doing, err, "show_option")
 	}
 	return nil, boundSettings(opts), nil
 }
@@ -166,7 +177,7 @@ func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOp
 		return nil, settingsOut{}, errors.New("refusing to set window-size to manual globally: tmux 3.3a can crash on it; set it on one window instead (scope window, target @N)")
 	}
 	if err := s.tmux.SetOption(ctx, scope, target, in.Name, in.Value, in.Unset); err != nil {
-		return nil, settingsOut{}, explainSetting("setting "+what+" "+in.Name, err, "show_option")
+		return nil, settingsOut{}, explainSetting("setting option "+in.Name+" of "+what, err, "show_option")
 	}
 	opts, err := s.tmux.ShowOptions(ctx, scope, target, in.Name)
 	if err != nil {
@@ -174,7 +185,7 @@ func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOp
 			// A user option unset where it has no parent is gone.
 			return nil, boundSettings(nil), nil
 		}
-		return nil, settingsOut{}, explainSetting("reading back "+what+" "+in.Name, err, "show_option")
+		return nil, settingsOut{}, explainSetting("reading back option "+in.Name+" of "+what, err, "show_option")
 	}
 	return nil, boundSettings(opts), nil
 }
@@ -247,14 +258,14 @@ func (s *Server) setEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in 
 		err = s.tmux.SetEnvironment(ctx, session, in.Name, in.Value)
 	}
 	if err != nil {
-		return nil, settingsOut{}, explain("setting "+in.Name+" in "+what, err)
+		return nil, settingsOut{}, explainSetting("setting "+in.Name+" in "+what, err, "show_environment")
 	}
 	vars, err := s.tmux.ShowEnvironment(ctx, session, in.Name)
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown variable") {
 			return nil, boundSettings(nil), nil
 		}
-		return nil, settingsOut{}, explain("reading back "+in.Name+" in "+what, err)
+		return nil, settingsOut{}, explainSetting("reading back "+in.Name+" in "+what, err, "show_environment")
 	}
 	return nil, boundSettings(vars), nil
 }
@@ -287,7 +298,7 @@ func (s *Server) showHooks(ctx context.Context, _ *mcp.CallToolRequest, in showH
 		if session != "" {
 			what = "hooks of session " + session
 		}
-		return nil, settingsOut{}, explain("listing "+what, err)
+		return nil, settingsOut{}, explainSetting("listing "+what, err, "show_hooks")
 	}
 	return nil, boundSettings(hooks), nil
 }
