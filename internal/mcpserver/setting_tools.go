@@ -1,4 +1,336 @@
 package mcpserver
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// Bounds on a listing of options, variables or hooks: the first items are
+// kept, the rest counted in dropped (a name reads one item whole).
+const (
+	maxSettings      = 300
+	maxSettingsBytes = DefaultMaxBytes
+)
+
+var (
+	// optionNamePattern: a built-in option, a user option (@x), or an
+	// array item (name[2]); nothing tmux's parser could read as more.
+	optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[0-9]+\])?$`)
+	// envNamePattern: a portable environment variable name.
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
 // settingTools returns options, environment, hooks and pipe_pane.
-func (s *Server) settingTools() []toolDef { return nil }
+func (s *Server) settingTools() []toolDef {
+	return []toolDef{
+		define(&mcp.Tool{Name: "show_option", Annotations: readOnly("Show option"),
+			Description: "Read a tmux option of the server, a session, window or pane; no name lists them."}, s.showOption),
+		define(&mcp.Tool{Name: "set_option", Annotations: mutating("Set option", true),
+			Description: "Set or unset a tmux option, taken literally; returns the value now in force."}, s.setOption),
+		define(&mcp.Tool{Name: "show_environment", Annotations: readOnly("Show environment"),
+			Description: "A session's (or the global) environment for new panes; removed variables flagged."}, s.showEnvironment),
+		define(&mcp.Tool{Name: "set_environment", Annotations: mutating("Set environment", true),
+			Description: "Set or unset a variable in a session's (or the global) environment, for new panes."}, s.setEnvironment),
+		define(&mcp.Tool{Name: "show_hooks", Annotations: readOnly("Show hooks"),
+			Description: "The hooks set on a session (or the global ones) and their commands."}, s.showHooks),
+		define(&mcp.Tool{Name: "pipe_pane", Annotations: mutating("Pipe pane", false),
+			Description: "Pipe a pane's output to a shell command (# and % kept literal); no command stops it."}, s.pipePane),
+	}
+}
+
+// settingOut is one option, variable or hook.
+type settingOut struct {
+	Name      string `json:"name"`
+	Value     string `json:"value" jsonschema:"value, or the hook's command"`
+	Inherited bool   `json:"inherited,omitempty" jsonschema:"option not set here: inherited"`
+	Removed   bool   `json:"removed,omitempty" jsonschema:"variable removed from the environment"`
+}
+
+type settingsOut struct {
+	Items   []settingOut `json:"items"`
+	Dropped int          `json:"dropped,omitempty" jsonschema:"items not returned; pass a name"`
+}
+
+// boundSettings keeps the first items within the bounds; a single item
+// (a named read) is kept whole.
+func boundSettings(items []tmux.Setting) settingsOut {
+	out := settingsOut{Items: []settingOut{}}
+	bytes := 0
+	for i, it := range items {
+		bytes += len(it.Name) + len(it.Value)
+		if len(items) > 1 && (i == maxSettings || bytes > maxSettingsBytes) {
+			out.Dropped = len(items) - i
+			break
+		}
+		out.Items = append(out.Items, settingOut{Name: it.Name, Value: it.Value, Inherited: it.Inherited, Removed: it.Removed})
+	}
+	return out
+}
+
+type showOptionIn struct {
+	Name   string `json:"name,omitempty"`
+	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
+	Target string `json:"target,omitempty" jsonschema:"session, window or pane id; omitted: global"`
+}
+
+// optionTarget checks an option's scope and target, resolving an omitted
+// pane, and says where the options are, for messages.
+func (s *Server) optionTarget(ctx context.Context, scope, target string) (tmux.OptionScope, string, string, error) {
+	switch sc := tmux.OptionScope(scope); sc {
+	case tmux.ServerScope:
+		if target != "" {
+			return "", "", "", fmt.Errorf("server options take no target (target %q given)", target)
+		}
+		return sc, "", "the server", nil
+	case tmux.SessionScope, tmux.WindowScope:
+		switch {
+		case target == "":
+			return sc, "", "the global " + scope + " options", nil
+		case sc == tmux.SessionScope:
+			return sc, target, "session " + target, checkSessionName(target)
+		}
+		return sc, target, "window " + target, checkWindowID(target)
+	case tmux.PaneScope:
+		id, err := s.pane(ctx, target)
+		return sc, id, "pane " + id, err
+	}
+	return "", "", "", fmt.Errorf("scope %q is not one of server, session, window, pane", scope)
+}
+
+func checkOptionName(name string) error {
+	if !optionNamePattern.MatchString(name) {
+		return fmt.Errorf("%q is not an option name (like status-left or @mine); call show_option without name to list them", name)
+	}
+	return nil
+}
+
+// explainSetting is explain with the next call for the messages of the
+// option, environment and hook commands: their targets are missing as
+// "no such …", and their names unknown.
+func explainSetting(doing string, err error, list string) error {
+	err = explain(doing, err)
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "no such session"):
+		return fmt.Errorf("%s; call list_sessions to see the sessions", msg)
+	case strings.Contains(msg, "no such window"):
+		return fmt.Errorf("%s; call list_windows to see the windows", msg)
+	case strings.Contains(msg, "no such pane"):
+		return fmt.Errorf("%s; call list_panes to see the panes", msg)
+	case strings.Contains(msg, "invalid option") || strings.Contains(msg, "ambiguous option"):
+		return fmt.Errorf("%s; check the name, or call %s without name to list them", msg, list)
+	case strings.Contains(msg, "unknown variable"):
+		return fmt.Errorf("%s; call %s without name to list them", msg, list)
+	}
+	return err
+}
+
+func (s *Server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in showOptionIn) (*mcp.CallToolResult, settingsOut, error) {
+	if in.Name != "" {
+		if err := checkOptionName(in.Name); err != nil {
+			return nil, settingsOut{}, err
+		}
+	}
+	scope, target, what, err := s.optionTarget(ctx, in.Scope, in.Target)
+	if err != nil {
+		return nil, settingsOut{}, err
+	}
+	opts, err := s.tmux.ShowOptions(ctx, scope, target, in.Name)
+	if err != nil {
+		doing := "showing the options of " + what
+		if in.Name != "" {
+			doing = "showing option " + in.Name + " of " + what
+		}
+		return nil, settingsOut{}, explainSetting(doing, err, "show_option")
+	}
+	return nil, boundSettings(opts), nil
+}
+
+type setOptionIn struct {
+	Name   string `json:"name"`
+	Value  string `json:"value,omitempty"`
+	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
+	Target string `json:"target,omitempty" jsonschema:"session, window or pane id; omitted: global"`
+	Unset  bool   `json:"unset,omitempty"`
+}
+
+func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOptionIn) (*mcp.CallToolResult, settingsOut, error) {
+	if err := checkOptionName(in.Name); err != nil {
+		return nil, settingsOut{}, err
+	}
+	if in.Unset && in.Value != "" {
+		return nil, settingsOut{}, fmt.Errorf("option %s: give a value or unset: true, not both", in.Name)
+	}
+	scope, target, what, err := s.optionTarget(ctx, in.Scope, in.Target)
+	if err != nil {
+		return nil, settingsOut{}, err
+	}
+	// DESIGN.md §2: tmux 3.3a crashes on set -g window-size manual.
+	if in.Name == "window-size" && in.Value == "manual" && target == "" {
+		return nil, settingsOut{}, errors.New("refusing to set window-size to manual globally: tmux 3.3a can crash on it; set it on one window instead (scope window, target @N)")
+	}
+	if err := s.tmux.SetOption(ctx, scope, target, in.Name, in.Value, in.Unset); err != nil {
+		return nil, settingsOut{}, explainSetting("setting option "+in.Name+" of "+what, err, "show_option")
+	}
+	opts, err := s.tmux.ShowOptions(ctx, scope, target, in.Name)
+	if err != nil {
+		if in.Unset && strings.Contains(err.Error(), "invalid option") {
+			// A user option unset where it has no parent is gone.
+			return nil, boundSettings(nil), nil
+		}
+		return nil, settingsOut{}, explainSetting("reading back option "+in.Name+" of "+what, err, "show_option")
+	}
+	return nil, boundSettings(opts), nil
+}
+
+type showEnvironmentIn struct {
+	SessionName string `json:"sessionName,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Global      bool   `json:"global,omitempty"`
+}
+
+// envSession resolves the session of an environment call: "" for the
+// global environment.
+func (s *Server) envSession(ctx context.Context, session string, global bool) (string, string, error) {
+	if global {
+		if session != "" {
+			return "", "", fmt.Errorf("give sessionName %q or global: true, not both", session)
+		}
+		return "", "the global environment", nil
+	}
+	name, err := s.session(ctx, session)
+	return name, "the environment of session " + name, err
+}
+
+func checkEnvName(name string) error {
+	if !envNamePattern.MatchString(name) {
+		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
+	}
+	return nil
+}
+
+func (s *Server) showEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in showEnvironmentIn) (*mcp.CallToolResult, settingsOut, error) {
+	if in.Name != "" {
+		if err := checkEnvName(in.Name); err != nil {
+			return nil, settingsOut{}, err
+		}
+	}
+	session, what, err := s.envSession(ctx, in.SessionName, in.Global)
+	if err != nil {
+		return nil, settingsOut{}, err
+	}
+	vars, err := s.tmux.ShowEnvironment(ctx, session, in.Name)
+	if err != nil {
+		return nil, settingsOut{}, explainSetting("reading "+in.Name+" in "+what, err, "show_environment")
+	}
+	return nil, boundSettings(vars), nil
+}
+
+type setEnvironmentIn struct {
+	Name        string `json:"name"`
+	Value       string `json:"value,omitempty"`
+	SessionName string `json:"sessionName,omitempty"`
+	Global      bool   `json:"global,omitempty"`
+	Unset       bool   `json:"unset,omitempty"`
+}
+
+func (s *Server) setEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in setEnvironmentIn) (*mcp.CallToolResult, settingsOut, error) {
+	if err := checkEnvName(in.Name); err != nil {
+		return nil, settingsOut{}, err
+	}
+	if in.Unset && in.Value != "" {
+		return nil, settingsOut{}, fmt.Errorf("variable %s: give a value or unset: true, not both", in.Name)
+	}
+	session, what, err := s.envSession(ctx, in.SessionName, in.Global)
+	if err != nil {
+		return nil, settingsOut{}, err
+	}
+	if in.Unset {
+		err = s.unsetEnvironment(ctx, session, in.Name)
+	} else {
+		err = s.tmux.SetEnvironment(ctx, session, in.Name, in.Value)
+	}
+	if err != nil {
+		return nil, settingsOut{}, explainSetting("setting "+in.Name+" in "+what, err, "show_environment")
+	}
+	vars, err := s.tmux.ShowEnvironment(ctx, session, in.Name)
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown variable") {
+			return nil, boundSettings(nil), nil
+		}
+		return nil, settingsOut{}, explainSetting("reading back "+in.Name+" in "+what, err, "show_environment")
+	}
+	return nil, boundSettings(vars), nil
+}
+
+// unsetEnvironment makes sure new processes do not get a variable: it is
+// deleted, and in a session whose global environment has it, marked
+// removed so that the global value does not show through.
+func (s *Server) unsetEnvironment(ctx context.Context, session, name string) error {
+	mask := false
+	if session != "" {
+		global, err := s.tmux.ShowEnvironment(ctx, "", name)
+		mask = err == nil && len(global) == 1 && !global[0].Removed
+	}
+	return s.tmux.UnsetEnvironment(ctx, session, name, mask)
+}
+
+type showHooksIn struct {
+	SessionName string `json:"sessionName,omitempty"`
+	Global      bool   `json:"global,omitempty"`
+}
+
+func (s *Server) showHooks(ctx context.Context, _ *mcp.CallToolRequest, in showHooksIn) (*mcp.CallToolResult, settingsOut, error) {
+	session, _, err := s.envSession(ctx, in.SessionName, in.Global)
+	if err != nil {
+		return nil, settingsOut{}, err
+	}
+	hooks, err := s.tmux.ShowHooks(ctx, session)
+	if err != nil {
+		what := "global hooks"
+		if session != "" {
+			what = "hooks of session " + session
+		}
+		return nil, settingsOut{}, explainSetting("listing "+what, err, "show_hooks")
+	}
+	return nil, boundSettings(hooks), nil
+}
+
+type pipePaneIn struct {
+	PaneID  string `json:"paneId,omitempty"`
+	Command string `json:"command,omitempty"`
+}
+
+type pipedOut struct {
+	PaneID   string `json:"paneId"`
+	Piped    bool   `json:"piped" jsonschema:"the pane's output now goes to a command"`
+	IsCaller bool   `json:"isCaller,omitempty"`
+}
+
+// pipePane is not put to the person even on the caller's pane: a pipe
+// only reads the pane's output (-O), never types into it.
+func (s *Server) pipePane(ctx context.Context, _ *mcp.CallToolRequest, in pipePaneIn) (*mcp.CallToolResult, pipedOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, pipedOut{}, err
+	}
+	doing := "piping pane " + id
+	if in.Command == "" {
+		doing = "stopping the pipe of pane " + id
+	}
+	if err := s.tmux.PipePane(ctx, id, in.Command); err != nil {
+		return nil, pipedOut{}, explain(doing, err)
+	}
+	piped, err := s.tmux.Expand(ctx, id, "#{pane_pipe}")
+	if err != nil {
+		return nil, pipedOut{}, explain("reading whether pane "+id+" is piped", err)
+	}
+	return nil, pipedOut{PaneID: id, Piped: piped[0] == "1", IsCaller: s.callerPane(ctx).PaneID == id}, nil
+}
