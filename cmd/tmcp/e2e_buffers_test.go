@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,6 +81,57 @@ func TestKeyBatchRefusesBadCallsNamingWhatToDo(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestKeyBatchAndPasteBufferAskBeforeTypingIntoTheCallersPane(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	other := strings.TrimSpace(srv.Must("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", "sh"))
+	waitScreen(t, srv, "%0", "a prompt", func(l []string) bool {
+		return strings.Contains(strings.Join(l, ""), "#") || strings.Contains(strings.Join(l, ""), "$")
+	})
+	srv.Must("set-buffer", "-b", "cmd", "echo pasted")
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"send_keys_batch", map[string]any{"keys": []string{"x"}}},
+		{"paste_buffer", map[string]any{"name": "cmd", "bracketed": false}},
+	}
+	withPane := func(args map[string]any, pane string) map[string]any {
+		out := map[string]any{"paneId": pane}
+		for k, v := range args {
+			out[k] = v
+		}
+		return out
+	}
+
+	t.Run("declined", func(t *testing.T) {
+		var asked atomic.Int32
+		cs := insidePane(t, srv, "%0", func() string { return "decline" }, &asked)
+		for i, c := range calls {
+			res, text := callTool(t, cs, c.tool, withPane(c.args, "%0"))
+			if !res.IsError || !strings.Contains(text, "declined") || !strings.Contains(text, "%0") || asked.Load() != int32(i+1) {
+				t.Errorf("%s into the caller's pane, declined: %s (asked %d times)", c.tool, text, asked.Load())
+			}
+			if res, text := callTool(t, cs, c.tool, withPane(c.args, other)); res.IsError || asked.Load() != int32(i+1) {
+				t.Errorf("%s into another pane: %s (asked %d times)", c.tool, text, asked.Load())
+			}
+		}
+	})
+
+	t.Run("accepted", func(t *testing.T) {
+		var asked atomic.Int32
+		cs := insidePane(t, srv, "%0", func() string { return "accept" }, &asked)
+		for i, c := range calls {
+			res, text := callTool(t, cs, c.tool, withPane(c.args, "%0"))
+			// tmcp reads a FIFO: what it typed waits in the pane's input; C-u clears it.
+			srv.Must("send-keys", "-t", "%0", "C-u")
+			if res.IsError || !strings.Contains(text, `"isCaller":true`) || asked.Load() != int32(i+1) {
+				t.Errorf("%s into the caller's pane, accepted: %s (asked %d times)", c.tool, text, asked.Load())
+			}
+		}
+	})
 }
 
 type bufferReply struct {
