@@ -41,7 +41,7 @@ func (s *Server) bufferTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "send_keys_batch", Annotations: mutating("Send key batch", false),
 			Description: "Send keys in order, no Enter added (e.g. Escape, :wq, Enter); for pagers and editors."}, s.sendKeysBatch),
-		define(&mcp.Tool{Name: "load_buffer", Annotations: mutating("Load buffer", true),
+		define(&mcp.Tool{Name: "load_buffer", Annotations: mutating("Load buffer", false),
 			Description: "Put exact text into a tmux paste buffer; returns its name."}, s.loadBuffer),
 		define(&mcp.Tool{Name: "paste_buffer", Annotations: mutating("Paste buffer", false),
 			Description: "Paste a tmux buffer into a pane; the buffer is kept."}, s.pasteBuffer),
