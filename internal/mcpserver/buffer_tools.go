@@ -1,4 +1,479 @@
 package mcpserver
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+const (
+	// maxBatchKeys and maxBatchKeyBytes bound one send_keys_batch call.
+	maxBatchKeys     = 256
+	maxBatchKeyBytes = 64 << 10
+	// maxBufferName bounds a buffer name, in bytes.
+	maxBufferName = 128
+	// maxLoadBytes bounds the text load_buffer takes.
+	maxLoadBytes = 1 << 20
+	// maxListedBuffers bounds the buffer names a reply or an error lists.
+	maxListedBuffers = 20
+	// maxServers bounds the sockets list_servers probes.
+	maxServers = 64
+	// probeTimeout bounds the probe of one server: a wedged one is reported
+	// as not answering instead of holding the call.
+	probeTimeout = 2 * time.Second
+)
+
 // bufferTools returns send_keys_batch, the paste buffers and list_servers.
-func (s *Server) bufferTools() []toolDef { return nil }
+func (s *Server) bufferTools() []toolDef {
+	return []toolDef{
+		define(&mcp.Tool{Name: "send_keys_batch", Annotations: mutating("Send key batch", false),
+			Description: "Send keys in order, no Enter added (e.g. Escape, :wq, Enter); for pagers and editors."}, s.sendKeysBatch),
+		define(&mcp.Tool{Name: "load_buffer", Annotations: mutating("Load buffer", false),
+			Description: "Put exact text into a tmux paste buffer; returns its name."}, s.loadBuffer),
+		define(&mcp.Tool{Name: "paste_buffer", Annotations: mutating("Paste buffer", false),
+			Description: "Paste a tmux buffer into a pane; the buffer is kept."}, s.pasteBuffer),
+		define(&mcp.Tool{Name: "show_buffer", Annotations: readOnly("Show buffer"),
+			Description: "A paste buffer's text (its end within maxBytes); with no name, the latest and all names."}, s.showBuffer),
+		define(&mcp.Tool{Name: "delete_buffer", Annotations: destructive("Delete buffer"),
+			Description: "Delete a paste buffer."}, s.deleteBuffer),
+		define(&mcp.Tool{Name: "list_servers", Annotations: readOnly("List servers"),
+			Description: "This user's tmux servers (sockets): live or stale, sessions, and the one tmcp uses."}, s.listServers),
+	}
+}
+
+type sendKeysBatchIn struct {
+	PaneID string   `json:"paneId,omitempty"`
+	Keys   []string `json:"keys"`
+}
+
+// keysOut says how many keys went to which pane.
+type keysOut struct {
+	PaneID   string `json:"paneId"`
+	Keys     int    `json:"keys"`
+	IsCaller bool   `json:"isCaller,omitempty"`
+}
+
+func (s *Server) sendKeysBatch(ctx context.Context, req *mcp.CallToolRequest, in sendKeysBatchIn) (*mcp.CallToolResult, keysOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, keysOut{}, err
+	}
+	if err := checkKeys(in.Keys); err != nil {
+		return nil, keysOut{}, fmt.Errorf("nothing sent to pane %s: %w", id, err)
+	}
+	isCaller, ask, err := s.guardCaller(ctx, req, scopePane, id, "type into pane "+id, false)
+	if ask != nil || err != nil {
+		return ask, keysOut{}, err
+	}
+	// Recorded before it is sent, so its echo is known when it comes back.
+	for _, text := range typedRuns(in.Keys) {
+		s.hub.Typed(id, text)
+	}
+	// "--": a key such as "-l" is a key, not an option of send-keys.
+	if _, err := s.tmux.Run(ctx, append([]string{"send-keys", "-t", id, "--"}, in.Keys...)...); err != nil {
+		return nil, keysOut{}, explain("sending keys to pane "+id, err)
+	}
+	return nil, keysOut{PaneID: id, Keys: len(in.Keys), IsCaller: isCaller}, nil
+}
+
+// checkKeys refuses an empty or oversized key list, or an empty key.
+func checkKeys(keys []string) error {
+	if len(keys) == 0 {
+		return errors.New("keys is empty; give key names like [\"q\"] or [\"Escape\", \":wq\", \"Enter\"]")
+	}
+	if len(keys) > maxBatchKeys {
+		return fmt.Errorf("%d keys, more than %d in one call; split them over several calls", len(keys), maxBatchKeys)
+	}
+	size := 0
+	for i, k := range keys {
+		if k == "" {
+			return fmt.Errorf("keys[%d] is empty", i)
+		}
+		if strings.IndexByte(k, 0) >= 0 {
+			return fmt.Errorf("keys[%d] holds a NUL byte, which tmux cannot take", i)
+		}
+		size += len(k)
+	}
+	if size > maxBatchKeyBytes {
+		return fmt.Errorf("keys total %d bytes, more than %d; use paste_text for long text", size, maxBatchKeyBytes)
+	}
+	return nil
+}
+
+// keyNames are tmux's names of keys without a character of their own,
+// lower-cased (tmux matches them in any case).
+var keyNames = map[string]bool{
+	"enter": true, "escape": true, "tab": true, "btab": true, "space": true, "bspace": true,
+	"up": true, "down": true, "left": true, "right": true, "home": true, "end": true,
+	"ic": true, "insert": true, "dc": true, "delete": true, "npage": true, "pagedown": true, "pgdn": true,
+	"ppage": true, "pageup": true, "pgup": true, "kpenter": true,
+	"f1": true, "f2": true, "f3": true, "f4": true, "f5": true, "f6": true,
+	"f7": true, "f8": true, "f9": true, "f10": true, "f11": true, "f12": true,
+}
+
+// isKeyName reports whether tmux takes k as the name of one key rather
+// than as text to type: a named key, or one character with modifiers
+// (C-c, M-x, ^C, C-S-Up).
+func isKeyName(k string) bool {
+	modified := false
+	for {
+		switch {
+		case len(k) > 2 && k[1] == '-' && strings.ContainsRune("CMScms", rune(k[0])):
+			k, modified = k[2:], true
+			continue
+		case len(k) > 1 && k[0] == '^':
+			k, modified = k[1:], true
+			continue
+		}
+		break
+	}
+	lower := strings.ToLower(k)
+	if keyNames[lower] || strings.HasPrefix(lower, "kp") && len(lower) == 3 {
+		return true
+	}
+	return modified && utf8.RuneCountInString(k) == 1
+}
+
+// minTypedRun is the shortest run of typed text worth recording: shorter
+// ones would be taken for the echo of any line ending in those bytes.
+const minTypedRun = 3
+
+// typedRuns returns the text a key batch types, one run per stretch of
+// keys between key names, for the waits to tell its echo from output.
+func typedRuns(keys []string) []string {
+	var runs []string
+	var run strings.Builder
+	flush := func() {
+		if len(strings.TrimSpace(run.String())) >= minTypedRun {
+			runs = append(runs, run.String())
+		}
+		run.Reset()
+	}
+	for _, k := range keys {
+		if isKeyName(k) {
+			flush()
+			continue
+		}
+		run.WriteString(k)
+	}
+	flush()
+	return runs
+}
+
+// checkBufferName refuses names tmux would mangle or a model could not
+// read back: empty, too long, not UTF-8, or holding control characters.
+func checkBufferName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("buffer name is empty")
+	case len(name) > maxBufferName:
+		return fmt.Errorf("buffer name is %d bytes, more than %d", len(name), maxBufferName)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("buffer name %q is not UTF-8", name)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return fmt.Errorf("buffer name %q holds a control character", name)
+	}
+	return nil
+}
+
+// bufferOut names the buffer a buffer tool used, and its size.
+type bufferOut struct {
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"`
+}
+
+// pasteOut says which buffer was pasted into which pane.
+type pasteOut struct {
+	bufferOut
+	PaneID   string `json:"paneId"`
+	IsCaller bool   `json:"isCaller,omitempty"`
+}
+
+// findBuffer returns the buffer called name, or the most recent one when
+// name is empty, with every buffer (most recent first). A missing buffer
+// is an error naming it and the buffers there are.
+func (s *Server) findBuffer(ctx context.Context, name string) (tmux.Buffer, []tmux.Buffer, error) {
+	if name != "" {
+		if err := checkBufferName(name); err != nil {
+			return tmux.Buffer{}, nil, err
+		}
+	}
+	all, err := s.tmux.ListBuffers(ctx)
+	if err != nil {
+		return tmux.Buffer{}, nil, explain("listing paste buffers", err)
+	}
+	if len(all) == 0 {
+		what := "there are no paste buffers"
+		if name != "" {
+			what = fmt.Sprintf("no buffer %q: there are no paste buffers", name)
+		}
+		return tmux.Buffer{}, nil, fmt.Errorf("%s; call load_buffer to make one", what)
+	}
+	if name == "" {
+		return all[0], all, nil
+	}
+	for _, b := range all {
+		if b.Name == name {
+			return b, all, nil
+		}
+	}
+	return tmux.Buffer{}, nil, fmt.Errorf("no buffer %q; the buffers are %s; call show_buffer with no name to list them", name, bufferNames(all))
+}
+
+// bufferNames quotes the first buffer names for a message.
+func bufferNames(all []tmux.Buffer) string {
+	var names []string
+	for i, b := range all {
+		if i == maxListedIDs {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, fmt.Sprintf("%q", b.Name))
+	}
+	return strings.Join(names, ", ")
+}
+
+type loadBufferIn struct {
+	Name string `json:"name,omitempty" jsonschema:"omitted: a new one"`
+	Text string `json:"text"`
+}
+
+func (s *Server) loadBuffer(ctx context.Context, _ *mcp.CallToolRequest, in loadBufferIn) (*mcp.CallToolResult, bufferOut, error) {
+	if in.Name != "" {
+		if err := checkBufferName(in.Name); err != nil {
+			return nil, bufferOut{}, err
+		}
+	}
+	switch {
+	case in.Text == "":
+		return nil, bufferOut{}, errors.New("text is empty: a tmux buffer cannot be empty; call delete_buffer to remove one")
+	case len(in.Text) > maxLoadBytes:
+		return nil, bufferOut{}, fmt.Errorf("text is %d bytes, more than %d", len(in.Text), maxLoadBytes)
+	case strings.IndexByte(in.Text, 0) >= 0:
+		return nil, bufferOut{}, errors.New("text holds a NUL byte, which tmux cannot take in a command")
+	}
+	if err := s.tmux.SetBuffer(ctx, in.Name, in.Text); err != nil {
+		return nil, bufferOut{}, explain("loading buffer "+orNew(in.Name), err)
+	}
+	name := in.Name
+	if name == "" {
+		// tmux named it: it is now the most recent buffer.
+		b, _, err := s.findBuffer(ctx, "")
+		if err != nil {
+			return nil, bufferOut{}, fmt.Errorf("the buffer was loaded, but finding its name failed: %w", err)
+		}
+		name = b.Name
+	}
+	return nil, bufferOut{Name: name, Bytes: len(in.Text)}, nil
+}
+
+func orNew(name string) string {
+	if name == "" {
+		return "(new)"
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+type pasteBufferIn struct {
+	PaneID    string `json:"paneId,omitempty"`
+	Name      string `json:"name,omitempty" jsonschema:"omitted: the most recent"`
+	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"default true"`
+}
+
+func (s *Server) pasteBuffer(ctx context.Context, req *mcp.CallToolRequest, in pasteBufferIn) (*mcp.CallToolResult, pasteOut, error) {
+	id, err := s.pane(ctx, in.PaneID)
+	if err != nil {
+		return nil, pasteOut{}, err
+	}
+	b, _, err := s.findBuffer(ctx, in.Name)
+	if err != nil {
+		return nil, pasteOut{}, err
+	}
+	isCaller, ask, err := s.guardCaller(ctx, req, scopePane, id, "paste into pane "+id, false)
+	if ask != nil || err != nil {
+		return ask, pasteOut{}, err
+	}
+	if err := s.tmux.PasteBuffer(ctx, b.Name, id, in.Bracketed == nil || *in.Bracketed, false); err != nil {
+		return nil, pasteOut{}, explain(fmt.Sprintf("pasting buffer %q into pane %s", b.Name, id), err)
+	}
+	return nil, pasteOut{bufferOut: bufferOut{Name: b.Name, Bytes: b.Size}, PaneID: id, IsCaller: isCaller}, nil
+}
+
+type showBufferIn struct {
+	Name     string `json:"name,omitempty" jsonschema:"omitted: the most recent"`
+	MaxBytes int    `json:"maxBytes,omitempty"`
+}
+
+type showBufferOut struct {
+	Name         string `json:"name"`
+	Truncated    bool   `json:"truncated"`
+	DroppedBytes int    `json:"droppedBytes,omitempty"`
+	// Buffers lists every buffer, most recent first, when no name was given.
+	Buffers []string `json:"buffers,omitempty"`
+}
+
+func (s *Server) showBuffer(ctx context.Context, _ *mcp.CallToolRequest, in showBufferIn) (*mcp.CallToolResult, showBufferOut, error) {
+	b, all, err := s.findBuffer(ctx, in.Name)
+	if err != nil {
+		return nil, showBufferOut{}, err
+	}
+	text, err := s.tmux.ShowBuffer(ctx, b.Name, b.Size)
+	if err != nil {
+		return nil, showBufferOut{}, explain(fmt.Sprintf("reading buffer %q", b.Name), err)
+	}
+	_, maxBytes := limits(0, in.MaxBytes)
+	text, dropped := tailBytes(text, maxBytes)
+	out := showBufferOut{Name: b.Name, Truncated: dropped > 0, DroppedBytes: dropped}
+	if in.Name == "" {
+		for i, other := range all {
+			if i == maxListedBuffers {
+				break
+			}
+			out.Buffers = append(out.Buffers, other.Name)
+		}
+	}
+	return textResult(out, text), out, nil
+}
+
+// tailBytes keeps the last max bytes of text, not starting inside a UTF-8
+// character, and says how many it dropped.
+func tailBytes(text string, max int) (string, int) {
+	if len(text) <= max {
+		return text, 0
+	}
+	cut := len(text) - max
+	for cut < len(text) && text[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return text[cut:], cut
+}
+
+type deleteBufferIn struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) deleteBuffer(ctx context.Context, _ *mcp.CallToolRequest, in deleteBufferIn) (*mcp.CallToolResult, bufferOut, error) {
+	if in.Name == "" {
+		return nil, bufferOut{}, errors.New("name is required; call show_buffer with no name to list the buffers")
+	}
+	b, _, err := s.findBuffer(ctx, in.Name)
+	if err != nil {
+		return nil, bufferOut{}, err
+	}
+	if err := s.tmux.DeleteBuffer(ctx, b.Name); err != nil {
+		return nil, bufferOut{}, explain(fmt.Sprintf("deleting buffer %q", b.Name), err)
+	}
+	return nil, bufferOut{Name: b.Name, Bytes: b.Size}, nil
+}
+
+// Server states list_servers reports.
+const (
+	stateLive         = "live"          // answers
+	stateStale        = "stale"         // a socket file with no server behind it
+	stateNotAnswering = "not answering" // a server that did not answer in time
+	stateUnreachable  = "unreachable"   // could not be asked (see error)
+)
+
+// ServerInfo is one tmux server socket of this user.
+type ServerInfo struct {
+	Path     string `json:"path"`
+	State    string `json:"state"`
+	Sessions int    `json:"sessions"`
+	Current  bool   `json:"current,omitempty"`
+}
+
+type listServersOut struct {
+	Servers []ServerInfo `json:"servers"`
+	More    int          `json:"more,omitempty" jsonschema:"sockets not probed"`
+}
+
+func (s *Server) listServers(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, listServersOut, error) {
+	current := s.tmux.SocketPath()
+	paths, err := socketsIn(tmux.SocketDir())
+	if err != nil {
+		return nil, listServersOut{}, err
+	}
+	if !slices.ContainsFunc(paths, func(p string) bool { return sameFile(p, current) }) {
+		if _, err := os.Stat(current); err == nil {
+			paths = append(paths, current)
+		}
+	}
+	out := listServersOut{Servers: make([]ServerInfo, len(paths))}
+	if len(paths) > maxServers {
+		out.More = len(paths) - maxServers
+		paths = paths[:maxServers]
+		out.Servers = out.Servers[:maxServers]
+	}
+	var wg sync.WaitGroup
+	for i, path := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := s.tmux.ProbeServer(ctx, path, probeTimeout)
+			info := ServerInfo{Path: path, Sessions: n, Current: sameFile(path, current)}
+			info.State = serverState(err)
+			out.Servers[i] = info
+		}()
+	}
+	wg.Wait()
+	return nil, out, nil
+}
+
+// serverState reads a probe's outcome as a state; an unexpected failure
+// carries its message.
+func serverState(err error) string {
+	var ce *tmux.CommandError
+	switch {
+	case err == nil:
+		return stateLive
+	case errors.Is(err, tmux.ErrNoAnswer):
+		return stateNotAnswering
+	case strings.Contains(err.Error(), "no server running"):
+		return stateStale
+	case errors.As(err, &ce):
+		return stateUnreachable + ": " + ce.Message
+	}
+	return stateUnreachable + ": " + err.Error()
+}
+
+// socketsIn lists the sockets in dir, sorted; a missing dir holds none.
+func socketsIn(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the tmux socket directory %s: %w", dir, err)
+	}
+	var paths []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSocket != 0 {
+			paths = append(paths, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
+// sameFile reports whether two paths name one socket, however written.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}

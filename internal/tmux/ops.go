@@ -263,16 +263,12 @@ func (c *Client) SendKeys(ctx context.Context, pane string, literal bool, keys .
 // deleted afterwards whatever happens. With bracketed, programs that asked
 // for bracketed paste receive it as a paste, not as typing.
 func (c *Client) Paste(ctx context.Context, pane, text string, bracketed bool) error {
-	buf := "tmcp-" + randomHex(6)
-	if _, err := c.Run(ctx, "set-buffer", "-b", buf, "--", text); err != nil {
+	buf := privateBufferPrefix + randomHex(privateBufferRandom)
+	if err := c.SetBuffer(ctx, buf, text); err != nil {
 		return err
 	}
-	args := []string{"paste-buffer", "-d", "-b", buf, "-t", pane}
-	if bracketed {
-		args = append(args, "-p")
-	}
-	if _, err := c.Run(ctx, args...); err != nil {
-		_, _ = c.Run(context.WithoutCancel(ctx), "delete-buffer", "-b", buf)
+	if err := c.PasteBuffer(ctx, buf, pane, bracketed, true); err != nil {
+		_ = c.DeleteBuffer(context.WithoutCancel(ctx), buf)
 		return err
 	}
 	return nil

@@ -1,0 +1,158 @@
+package mcpserver
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+func TestCheckKeysRefusesWhatCannotBeSent(t *testing.T) {
+	many := make([]string, maxBatchKeys+1)
+	for i := range many {
+		many[i] = "q"
+	}
+	cases := []struct {
+		keys []string
+		want string // in the error; "" for none
+	}{
+		{[]string{"Escape", ":wq", "Enter"}, ""},
+		{[]string{"q"}, ""},
+		{many[:maxBatchKeys], ""},
+		{nil, "keys is empty"},
+		{[]string{}, "keys is empty"},
+		{many, "more than 256"},
+		{[]string{"a", ""}, "keys[1] is empty"},
+		{[]string{"a\x00b"}, "NUL"},
+		{[]string{strings.Repeat("x", maxBatchKeyBytes+1)}, "paste_text"},
+	}
+	for _, c := range cases {
+		err := checkKeys(c.keys)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("checkKeys(%d keys %.20q): %v, want %q", len(c.keys), c.keys, err, c.want)
+		}
+	}
+}
+
+func TestIsKeyNameTellsKeysFromText(t *testing.T) {
+	cases := map[string]bool{
+		"Enter": true, "enter": true, "Escape": true, "C-c": true, "c-c": true, "M-x": true, "^C": true,
+		"C-S-Up": true, "S-Tab": true, "F12": true, "PageDown": true, "KP5": true, "BSpace": true,
+		"q": false, ":wq": false, "echo hi": false, "make": false, "C-": false, "^": false, "^abc": false,
+		"Enter2": false, "-l": false, "é": false,
+	}
+	for k, want := range cases {
+		if got := isKeyName(k); got != want {
+			t.Errorf("isKeyName(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestTypedRunsAreTheTextBetweenKeyNames(t *testing.T) {
+	cases := []struct {
+		keys []string
+		want []string
+	}{
+		{[]string{"Escape", ":wq", "Enter"}, []string{":wq"}},
+		{[]string{"echo ", "hi", "Enter", "ls -l", "Enter"}, []string{"echo hi", "ls -l"}},
+		{[]string{"q"}, nil},
+		{[]string{"Down", "Down", "Enter"}, nil},
+		{[]string{"a", "b", "C-c", "cd"}, nil},
+	}
+	for _, c := range cases {
+		if got := typedRuns(c.keys); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("typedRuns(%q) = %q, want %q", c.keys, got, c.want)
+		}
+	}
+}
+
+func TestCheckBufferName(t *testing.T) {
+	cases := []struct {
+		name string
+		ok   bool
+	}{
+		{"notes", true},
+		{"buffer0", true},
+		{"with space and ünïcode", true},
+		{"", false},
+		{strings.Repeat("n", maxBufferName), true},
+		{strings.Repeat("n", maxBufferName+1), false},
+		{"new\nline", false},
+		{"tab\there", false},
+		{"esc\x1b[0m", false},
+		{"del\x7f", false},
+		{"bad\xffutf8", false},
+	}
+	for _, c := range cases {
+		if err := checkBufferName(c.name); (err == nil) != c.ok {
+			t.Errorf("checkBufferName(%q) = %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}
+
+func TestTailBytesKeepsTheEndWithinWholeCharacters(t *testing.T) {
+	cases := []struct {
+		text    string
+		max     int
+		want    string
+		dropped int
+	}{
+		{"hello", 10, "hello", 0},
+		{"hello", 5, "hello", 0},
+		{"hello", 3, "llo", 2},
+		{"aé", 1, "", 3},   // the 2-byte é does not fit in 1 byte
+		{"aéb", 2, "b", 3}, // nor is it cut in half
+		{"aéb", 3, "éb", 1},
+	}
+	for _, c := range cases {
+		got, dropped := tailBytes(c.text, c.max)
+		if got != c.want || dropped != c.dropped {
+			t.Errorf("tailBytes(%q, %d) = %q, %d; want %q, %d", c.text, c.max, got, dropped, c.want, c.dropped)
+		}
+	}
+}
+
+func TestServerStateReadsTheProbe(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{nil, stateLive},
+		{errors.Join(errors.New("probing"), tmux.ErrNoAnswer), stateNotAnswering},
+		{&tmux.CommandError{Message: "no server running on /tmp/tmux-0/x"}, stateStale},
+		{&tmux.CommandError{Message: "error connecting to /tmp/tmux-0/x (Permission denied)"}, "unreachable: error connecting to /tmp/tmux-0/x (Permission denied)"},
+		{errors.New("exec: no such file"), "unreachable: exec: no such file"},
+	}
+	for _, c := range cases {
+		if got := serverState(c.err); got != c.want {
+			t.Errorf("serverState(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+func TestSocketsInListsOnlySockets(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b", "a"} {
+		l, err := net.Listen("unix", filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := socketsIn(dir)
+	want := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("socketsIn: %q, %v; want %q", got, err, want)
+	}
+	if got, err := socketsIn(filepath.Join(dir, "missing")); err != nil || got != nil {
+		t.Errorf("socketsIn of a missing dir: %q, %v; want none", got, err)
+	}
+}
