@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -116,12 +117,21 @@ func or(v, def string) string {
 	return v
 }
 
+// q renders a value as a JSON string, as the model will pass it.
+func q(v string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep && and > readable
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // paneArg renders `, "paneId": "%3"` for a given pane, or nothing.
 func paneArg(id string) string {
 	if id == "" {
 		return ""
 	}
-	return fmt.Sprintf(`, "paneId": %q`, id)
+	return `, "paneId": ` + q(id)
 }
 
 func renderStartService(a map[string]string) string {
@@ -129,25 +139,25 @@ func renderStartService(a map[string]string) string {
 	if a["paneId"] != "" {
 		where = fmt.Sprintf("Use pane %s; call it P.", a["paneId"])
 	}
-	return fmt.Sprintf(`Start the service %q and wait until it is ready.
+	return fmt.Sprintf(`Start the service %s and wait until it is ready.
 1. %s
 2. capture_since {"paneId": P} → a cursor from before the start.
-3. send_keys {"paneId": P, "keys": %q} (or run_command with detach: true).
-4. wait_for_text {"paneId": P, "cursor": <cursor>, "patterns": [%q], "stop": [%q], "regex": true, "timeoutSeconds": %d}.
+3. send_keys {"paneId": P, "keys": %s} (or run_command with detach: true).
+4. wait_for_text {"paneId": P, "cursor": <cursor>, "patterns": [%s], "stop": [%s], "regex": true, "timeoutSeconds": %d}.
 5. matched: report P and the ready line. stopped or timeout: report the output tail and what failed; do not retry blindly.`,
-		a["command"], where, a["command"], a["readyPattern"], or(a["stopPattern"], defaultStopPattern), defaultReadyTimeout)
+		q(a["command"]), where, q(a["command"]), q(a["readyPattern"]), q(or(a["stopPattern"], defaultStopPattern)), defaultReadyTimeout)
 }
 
 func renderFindFailingPane(a map[string]string) string {
 	session := ""
 	if a["sessionName"] != "" {
-		session = fmt.Sprintf(`, "sessionName": %q`, a["sessionName"])
+		session = `, "sessionName": ` + q(a["sessionName"])
 	}
 	return fmt.Sprintf(`Find the panes that show a failure; change nothing.
-1. search_panes {"pattern": %q, "regex": true, "matchCase": false%s}.
+1. search_panes {"pattern": %s, "regex": true, "matchCase": false%s}.
 2. For each matching pane: snapshot_pane {"paneId": …} for its command, exit status and last lines.
 3. Report each failing pane's id, command and the lines showing the error; if none matched, say so.`,
-		or(a["pattern"], defaultFailPattern), session)
+		q(or(a["pattern"], defaultFailPattern)), session)
 }
 
 func renderWatchJob(a map[string]string) string {
@@ -158,18 +168,18 @@ func renderWatchJob(a map[string]string) string {
 3. To block until something happens: wait_for_text {"cursor": <last cursor>, "idleSeconds": 10}.`,
 			or(a["paneId"], "(the only pane)"), strings.TrimPrefix(paneArg(a["paneId"]), ", "))
 	}
-	return fmt.Sprintf(`Run %q as a job and report its progress across turns.
-1. run_command {"command": %q%s, "detach": true} → jobId.
+	return fmt.Sprintf(`Run %s as a job and report its progress across turns.
+1. run_command {"command": %s%s, "detach": true} → jobId.
 2. Each turn: get_job {"jobId": <jobId>, "timeoutSeconds": 30} → status and output tail; summarise progress.
 3. When finished: report exitStatus and the last lines; on failure, the lines that explain it.`,
-		a["command"], a["command"], paneArg(a["paneId"]))
+		q(a["command"]), q(a["command"]), paneArg(a["paneId"]))
 }
 
 func renderRecoverStuckPane(a map[string]string) string {
-	return fmt.Sprintf(`Bring pane %[1]s back to its shell prompt. Escalate one step at a time; after each, snapshot_pane {"paneId": %[1]q} and stop once a prompt shows.
+	return fmt.Sprintf(`Bring pane %[1]s back to its shell prompt. Escalate one step at a time; after each, snapshot_pane {"paneId": %[2]s} and stop once a prompt shows.
 1. snapshot_pane: note the command, the mode and the last lines.
 2. In copy mode: exit_copy_mode.
-3. send_keys {"paneId": %[1]q, "keys": "C-c", "enter": false}; then try "q", then "Escape" for a pager or full-screen program.
+3. send_keys {"paneId": %[2]s, "keys": "C-c", "enter": false}; then try "q", then "Escape" for a pager or full-screen program.
 4. Last resort, after asking the user: respawn_pane (ends what runs in the pane).
-Report what was stuck and which step freed it.`, a["paneId"])
+Report what was stuck and which step freed it.`, a["paneId"], q(a["paneId"]))
 }

@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -59,6 +61,73 @@ func TestRecipeTextFillsArgumentsAndRefusesBadOnes(t *testing.T) {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s %v: %q lacks %q", c.name, c.args, got, w)
 			}
+		}
+	}
+}
+
+// TestRecipeStepsNameRealToolsAndArguments checks every `tool {"arg": …}`
+// step of every recipe against the tools' input schemas, so a renamed
+// argument cannot leave a recipe telling the model to pass a stale one.
+func TestRecipeStepsNameRealToolsAndArguments(t *testing.T) {
+	s := &Server{cfg: Config{Tier: Destructive}}
+	props := map[string]map[string]bool{}
+	for _, d := range s.definitions() {
+		b, _ := json.Marshal(d.tool.InputSchema)
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(b, &schema)
+		props[d.tool.Name] = map[string]bool{}
+		for p := range schema.Properties {
+			props[d.tool.Name][p] = true
+		}
+	}
+	step := regexp.MustCompile(`([a-z_]+) \{([^}]*)\}`)
+	key := regexp.MustCompile(`"([A-Za-z]+)":`)
+	checked := 0
+	args := map[string]string{"command": "make", "readyPattern": "up", "paneId": "%1", "pattern": "E", "sessionName": "s"}
+	for _, r := range recipes() {
+		for _, a := range []map[string]string{args, {"paneId": "%1"}} {
+			given := map[string]string{}
+			for _, pa := range r.prompt.Arguments {
+				if v, ok := a[pa.Name]; ok {
+					given[pa.Name] = v
+				}
+			}
+			text, err := r.text(given)
+			if err != nil {
+				continue
+			}
+			for _, m := range step.FindAllStringSubmatch(text, -1) {
+				tool, body := m[1], m[2]
+				checked++
+				known, ok := props[tool]
+				if !ok {
+					t.Errorf("%s: step calls %s, which is not a tool", r.prompt.Name, tool)
+					continue
+				}
+				for _, k := range key.FindAllStringSubmatch(body, -1) {
+					if !known[k[1]] {
+						t.Errorf("%s: step %s passes %q, not one of its arguments", r.prompt.Name, m[0], k[1])
+					}
+				}
+			}
+		}
+	}
+	if checked < 12 {
+		t.Errorf("only %d steps found in the recipes; the step pattern no longer matches them", checked)
+	}
+}
+
+func TestRecipeValuesAreJSONStrings(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"make && ./serve > log", `"make && ./serve > log"`},
+		{"a\tb\"c", `"a\tb\"c"`},
+		{"\x01", `"\u0001"`},
+	}
+	for _, c := range cases {
+		if got := q(c.in); got != c.want {
+			t.Errorf("q(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }
