@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,29 +15,27 @@ func (s *Server) promptTools() []toolDef {
 		return nil
 	}
 	return []toolDef{
-		define(&mcp.Tool{Name: "get_prompt", Annotations: readOnly("Get prompt"),
-			Description: "Steps for a task, by prompt name: " + strings.Join(s.promptNames(), ", ") + "."}, s.getPrompt),
+		define(&mcp.Tool{Name: "get_prompt", Annotations: readOnly("Prompt"),
+			Description: "Task steps: " + strings.Join(s.promptNames(), ", ") + "."}, s.getPrompt),
 	}
 }
 
 type getPromptIn struct {
-	Name      string            `json:"name"`
-	Arguments map[string]string `json:"arguments,omitempty"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
-type getPromptOut struct {
-	Name string `json:"name"`
-}
+// getPromptOut is empty: the prompt's text is the second content block.
+type getPromptOut struct{}
 
 func (s *Server) getPrompt(_ context.Context, _ *mcp.CallToolRequest, in getPromptIn) (*mcp.CallToolResult, getPromptOut, error) {
 	for _, r := range s.offeredRecipes() {
 		if r.prompt.Name == in.Name {
-			text, err := r.text(in.Arguments)
+			text, err := r.text(stringArgs(in.Arguments))
 			if err != nil {
 				return nil, getPromptOut{}, err
 			}
-			out := getPromptOut{Name: in.Name}
-			return textResult(out, text), out, nil
+			return textResult(getPromptOut{}, text), getPromptOut{}, nil
 		}
 	}
 	return nil, getPromptOut{}, fmt.Errorf("no prompt %q at the %s tier; get_prompt takes one of: %s", in.Name, s.cfg.Tier, strings.Join(s.promptNames(), ", "))
@@ -49,4 +48,19 @@ func (s *Server) promptNames() []string {
 		names = append(names, r.prompt.Name)
 	}
 	return names
+}
+
+// stringArgs takes prompt arguments as strings, as prompts/get does; a
+// number or a boolean a model passed is taken as its JSON text.
+func stringArgs(in map[string]any) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		if str, ok := v.(string); ok {
+			out[k] = str
+			continue
+		}
+		b, _ := json.Marshal(v)
+		out[k] = string(b)
+	}
+	return out
 }
