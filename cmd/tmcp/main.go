@@ -58,6 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY            readonly | mutating (default) | destructive; anything else means readonly\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 120)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -103,7 +104,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeAudit()
-	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit})
+	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1"})
 	defer srv.Close()
 	// On a signal, end tmux work at once: calls in flight then return
 	// promptly, and the server can stop without waiting out their deadlines.

@@ -26,6 +26,9 @@ type Config struct {
 	Version string        // tmcp's version, reported to clients
 	Ceiling time.Duration // bound on every wait; 0 means wait.DefaultCeiling
 	Audit   io.Writer     // where audit lines go (one JSON line per tool call); nil: none
+	// PromptsAsTools also offers the prompts through the get_prompt tool
+	// (TMCP_PROMPTS_AS_TOOLS=1), for clients that do not read prompts.
+	PromptsAsTools bool
 }
 
 // Server holds what the tools share: the tmux connection, the pane
@@ -101,14 +104,15 @@ func (s *Server) definitions() []toolDef {
 // MCPServer builds the MCP server: the tools the tier allows (the others
 // are not advertised at all) and the instructions.
 func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
+	feeds := s.newFeeds()
 	m := mcp.NewServer(&mcp.Implementation{Name: "tmcp", Title: "tmux for agents", Version: s.cfg.Version},
-		&mcp.ServerOptions{Instructions: s.Instructions(ctx)})
+		feeds.options(&mcp.ServerOptions{Instructions: s.Instructions(ctx)}))
 	for _, d := range s.definitions() {
 		if d.tier <= s.cfg.Tier {
 			d.add(m)
 		}
 	}
-	s.addResources(m)
+	s.addResources(m, feeds)
 	s.addPrompts(m)
 	m.AddReceivingMiddleware(s.observe)
 	return m
