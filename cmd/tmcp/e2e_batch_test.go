@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -205,7 +207,7 @@ func TestBatchRunsCallsInOrderWithTheirEffects(t *testing.T) {
 		t.Errorf("list_windows in the batch: %s (%v), want the window made before it", out.Completed[5].Result, err)
 	}
 	waitScreen(t, srv, pane, "both lines, in order", func(l []string) bool {
-		a, b := slices.Index(l, "one-2"), slices.Index(l, "three-3")
+		a, b := rowEnding(l, "one-2"), rowEnding(l, "three-3")
 		return a >= 0 && b > a
 	})
 
@@ -247,8 +249,8 @@ func TestBatchStopsAtTheFirstFailure(t *testing.T) {
 	if got := tmuxOne(srv, "list-windows", "-t", "=main", "-F", "#{window_id}"); got != window {
 		t.Errorf("windows: %q, want only %s", got, window)
 	}
-	if !strings.Contains(allText(res), `"skipped"`) {
-		t.Errorf("the text of the reply does not carry the report: %s", allText(res))
+	if first := allText(res); !strings.HasPrefix(first, "call 1 (kill_pane) failed after 1 completed") || !strings.Contains(first, "not run: rename_window, create_window") || !strings.Contains(first, `"skipped"`) {
+		t.Errorf("the text of the reply: %s, want what failed first, then the report", first)
 	}
 }
 
@@ -281,5 +283,49 @@ func TestBatchNeverAsksThePersonMidway(t *testing.T) {
 	}
 	if got := paneFormat(srv, "%0", "#{window_name}"); got != "guarded" {
 		t.Errorf("the call before the guarded one did not run: window name %q", got)
+	}
+}
+
+func TestBatchCallsAreAuditedOneLineEachWithoutPayloads(t *testing.T) {
+	srv := tmuxtest.New(t)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := startTMCPWithEnv(t, srv, "mutating", []string{"TMCP_AUDIT=" + audit})
+	const secret = "SECRET-b47c"
+	s.ok("call_mutating_tools_batch", calls("send_keys", map[string]any{"paneId": "%0", "keys": "echo " + secret}), nil)
+	waitScreen(t, srv, "%0", "the secret printed", func(l []string) bool { return hasLine(l, secret) })
+	// The failure's text, which the batch's own line keeps, holds no pane text.
+	s.fail("call_mutating_tools_batch", calls(
+		"capture_pane", map[string]any{"paneId": "%0"},
+		"send_keys", map[string]any{"paneId": "%99", "keys": "x"},
+	))
+	s.fail("call_mutating_tools_batch", calls("list_panes", nil, "kill_window", nil))
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), secret) {
+		t.Fatalf("the audit log holds payload or pane text:\n%s", data)
+	}
+	var tools []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var line struct {
+			Tool    string `json:"tool"`
+			Outcome string `json:"outcome"`
+		}
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		tools = append(tools, line.Tool+" "+line.Outcome)
+	}
+	want := []string{
+		"call_mutating_tools_batch/send_keys ok",
+		"call_mutating_tools_batch ok",
+		"call_mutating_tools_batch/capture_pane ok",
+		"call_mutating_tools_batch/send_keys error",
+		"call_mutating_tools_batch error",
+		"call_mutating_tools_batch error", // refused before any ran: kill_window is above the tier
+	}
+	if !slices.Equal(tools, want) {
+		t.Errorf("audit lines %v, want %v", tools, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -117,14 +118,20 @@ func (r *batchRegistry) batch(tier Tier) mcp.ToolHandlerFor[batchIn, batchOut] {
 		}
 		out := batchOut{Completed: []callDone{}}
 		for i, p := range plan {
-			done, err := runInBatch(ctx, req, p)
+			done, err := r.runAudited(ctx, req, tier, p)
 			if err != nil {
 				out.Failed = &callFailed{Index: i, Tool: p.def.tool.Name, Error: err.Error()}
 				for _, q := range plan[i+1:] {
 					out.Skipped = append(out.Skipped, q.def.tool.Name)
 				}
+				// The first block says what failed (and is what the audit
+				// line keeps); the whole report follows, as in structuredContent.
+				summary := fmt.Sprintf("call %d (%s) failed after %d completed: %s", i, out.Failed.Tool, len(out.Completed), out.Failed.Error)
+				if len(out.Skipped) > 0 {
+					summary += fmt.Sprintf("; not run: %s", strings.Join(out.Skipped, ", "))
+				}
 				meta, _ := json.Marshal(out)
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(meta)}}}, out, nil
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: summary}, &mcp.TextContent{Text: string(meta)}}}, out, nil
 			}
 			out.Completed = append(out.Completed, done)
 		}
@@ -190,6 +197,25 @@ func batchScope(t Tier) string {
 		return "readonly and mutating"
 	}
 	return "any"
+}
+
+// runAudited runs one call of a batch and, when auditing, writes its own
+// audit line (tool "call_…_batch/name"), before the batch's.
+func (r *batchRegistry) runAudited(ctx context.Context, req *mcp.CallToolRequest, tier Tier, p planned) (callDone, error) {
+	start := time.Now()
+	done, err := runInBatch(ctx, req, p)
+	if a := r.s.audit; a != nil {
+		line := auditLine{Time: start.UTC().Format(time.RFC3339Nano), Tool: batchNames[tier] + "/" + p.def.tool.Name, Outcome: "ok",
+			DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+		var args map[string]any
+		_ = json.Unmarshal(p.args, &args)
+		line.Arguments = redact(args)
+		if err != nil {
+			line.Outcome, line.Error = "error", err.Error()
+		}
+		a.write(line)
+	}
+	return done, err
 }
 
 // runInBatch makes one call of a batch, as its own tools/call would be made, and
