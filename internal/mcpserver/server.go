@@ -72,6 +72,7 @@ type toolDef struct {
 	tier   Tier
 	add    func(*mcp.Server)
 	result *jsonschema.Schema // the output schema before compaction, for docs
+	call   invoker            // runs the tool in-process, for batches
 }
 
 // define binds a typed handler to its tool, with both schemas derived
@@ -80,7 +81,8 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	t.InputSchema = schemaFor[In](false)
 	t.OutputSchema = schemaFor[Out](true)
 	result, _ := jsonschema.For[Out](nil)
-	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }, result: result}
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }, result: result,
+		call: invokerFor(t, h)}
 }
 
 // definitions returns every tool tmcp has, whatever the tier.
