@@ -164,13 +164,18 @@ func printTools(w io.Writer, srv *mcpserver.Server, tier mcpserver.Tier, recogni
 	}
 	fmt.Fprintf(w, "tier %s%s: %s\n\n", tier, note, tier.Offers())
 	withheld := 0
-	for _, t := range srv.Tools() {
+	tools := srv.Tools()
+	width := 0
+	for _, t := range tools {
+		width = max(width, len(t.Name))
+	}
+	for _, t := range tools {
 		mark := "offered "
 		if !t.Offered {
 			mark = "withheld"
 			withheld++
 		}
-		fmt.Fprintf(w, "%s  %-12s %-16s %s\n", mark, t.Tier, t.Name, t.Description)
+		fmt.Fprintf(w, "%s  %-12s %-*s %s\n", mark, t.Tier, width, t.Name, t.Description)
 	}
 	if withheld > 0 {
 		fmt.Fprintf(w, "\n%d tools withheld by tier %s; TMCP_SAFETY=destructive offers all.\n", withheld, tier)
