@@ -44,25 +44,38 @@ func TestRespawnPaneRestartsTheProcessAndResetsCursors(t *testing.T) {
 	srv := tmuxtest.New(t)
 	other := newWindow(srv, "sh")
 	s := startTMCP(t, srv, "destructive")
-	var since struct {
+	// Each reply is read into a fresh value: a field it omits is false.
+	type sinceOut struct {
 		Cursor string `json:"cursor"`
 		Reset  bool   `json:"reset"`
 		Reason string `json:"reason"`
 	}
-	var waited struct {
+	type waitOut struct {
 		Outcome     string `json:"outcome"`
 		CursorReset bool   `json:"cursorReset"`
 		Reason      string `json:"reason"`
 	}
+	captureSince := func(s *session, args map[string]any) (r sinceOut) {
+		s.t.Helper()
+		s.ok("capture_since", args, &r)
+		return r
+	}
+	waitForText := func(s *session, args map[string]any) (r waitOut) {
+		s.t.Helper()
+		s.ok("wait_for_text", args, &r)
+		return r
+	}
+	var since sinceOut
+	var waited waitOut
 	var out struct {
 		PID int `json:"pid"`
 	}
 
 	// Cursors taken before the respawn, on a stream that carried output.
-	s.ok("capture_since", map[string]any{"paneId": "%0"}, &since)
+	since = captureSince(s, map[string]any{"paneId": "%0"})
 	srv.Must("send-keys", "-t", "%0", "echo before-respawn", "Enter")
 	waitScreen(t, srv, "%0", "the echo", func(l []string) bool { return hasLine(l, "before-respawn") })
-	s.ok("capture_since", map[string]any{"cursor": since.Cursor}, &since)
+	since = captureSince(s, map[string]any{"cursor": since.Cursor})
 	forCapture, forWait := since.Cursor, since.Cursor
 
 	oldPID := paneFormat(srv, "%0", "#{pane_pid}")
@@ -80,11 +93,11 @@ func TestRespawnPaneRestartsTheProcessAndResetsCursors(t *testing.T) {
 
 	// wait_for_text first: capture_since, read first, could notice the
 	// respawn on its own and end the stream for both.
-	s.ok("wait_for_text", map[string]any{"paneId": "%0", "cursor": forWait, "patterns": []string{"after-respawn"}, "timeoutSeconds": 1}, &waited)
+	waited = waitForText(s, map[string]any{"paneId": "%0", "cursor": forWait, "patterns": []string{"after-respawn"}, "timeoutSeconds": 1})
 	if !waited.CursorReset || waited.Outcome == "matched" {
 		t.Errorf("wait_for_text with a cursor from before respawn_pane: %+v, want cursorReset and no match on the old stream", waited)
 	}
-	s.ok("capture_since", map[string]any{"cursor": forCapture}, &since)
+	since = captureSince(s, map[string]any{"cursor": forCapture})
 	if !since.Reset || !strings.Contains(since.Reason, "respawned") {
 		t.Errorf("capture_since with a cursor from before respawn_pane: %+v, want a reset naming the respawn", since)
 	}
@@ -106,6 +119,7 @@ func TestRespawnPaneRestartsTheProcessAndResetsCursors(t *testing.T) {
 			if r.err != nil || r.res.IsError {
 				t.Fatalf("wait_for_text across a respawn: %v %s", r.err, allText(r.res))
 			}
+			waited = waitOut{}
 			decodeStructured(t, "wait_for_text", r.res, &waited)
 			if waited.Outcome != "pane_died" || !strings.Contains(waited.Reason, "respawned") {
 				t.Errorf("wait_for_text across respawn_pane: %+v, want pane_died naming the respawn", waited)
@@ -117,23 +131,33 @@ func TestRespawnPaneRestartsTheProcessAndResetsCursors(t *testing.T) {
 
 	t.Run("a respawn made outside tmcp", func(t *testing.T) {
 		s := s.on(t)
-		waitPrompt(t, srv, "%0")
-		s.ok("capture_since", map[string]any{"paneId": "%0"}, &since)
-		srv.Must("send-keys", "-t", "%0", "echo before-outside", "Enter")
-		waitScreen(t, srv, "%0", "the echo", func(l []string) bool { return hasLine(l, "before-outside") })
-		s.ok("capture_since", map[string]any{"cursor": since.Cursor}, &since)
-		cursor := since.Cursor
-		srv.Must("respawn-pane", "-k", "-t", "%0")
-		waitPrompt(t, srv, "%0")
-		srv.Must("send-keys", "-t", "%0", "echo after-outside", "Enter")
-		waitScreen(t, srv, "%0", "the echo", func(l []string) bool { return hasLine(l, "after-outside") })
-		s.ok("wait_for_text", map[string]any{"paneId": "%0", "cursor": cursor, "patterns": []string{"after-outside"}, "timeoutSeconds": 1}, &waited)
-		if !waited.CursorReset {
-			t.Errorf("wait_for_text with a cursor from before a respawn: %+v, want cursorReset", waited)
+		// cursorAfterOutput returns a cursor into %0's stream past some output.
+		cursorAfterOutput := func(tag string) string {
+			waitPrompt(t, srv, "%0")
+			since = captureSince(s, map[string]any{"paneId": "%0"})
+			srv.Must("send-keys", "-t", "%0", "echo "+tag, "Enter")
+			waitScreen(t, srv, "%0", "the echo", func(l []string) bool { return hasLine(l, tag) })
+			since = captureSince(s, map[string]any{"cursor": since.Cursor})
+			if since.Reset {
+				t.Fatalf("capture_since reset with nothing respawned (%s): %+v", tag, since)
+			}
+			return since.Cursor
 		}
-		s.ok("capture_since", map[string]any{"cursor": cursor}, &since)
-		if !since.Reset {
-			t.Errorf("capture_since with a cursor from before a respawn: %+v, want a reset", since)
+
+		// Asked at once, before anything else saw the new process.
+		cursor := cursorAfterOutput("before-outside")
+		srv.Must("respawn-pane", "-k", "-t", "%0")
+		waited = waitForText(s, map[string]any{"paneId": "%0", "cursor": cursor, "timeoutSeconds": 1})
+		if !waited.CursorReset {
+			t.Errorf("wait_for_text with a cursor from before a respawn, at once: %+v, want cursorReset, not the new shell's output read as the old stream's", waited)
+		}
+
+		cursor = cursorAfterOutput("before-again")
+		srv.Must("respawn-pane", "-k", "-t", "%0")
+		waitPrompt(t, srv, "%0") // the new shell wrote something
+		since = captureSince(s, map[string]any{"cursor": cursor})
+		if !since.Reset || !strings.Contains(since.Reason, "respawned") {
+			t.Errorf("capture_since with a cursor from before a respawn: %+v, want a reset naming the respawn", since)
 		}
 	})
 
@@ -232,13 +256,19 @@ func TestClearPaneEmptiesTheScreenAndOnRequestTheHistory(t *testing.T) {
 func TestCopyModeToolsEnterScrollAndLeave(t *testing.T) {
 	srv := tmuxtest.New(t)
 	s := startTMCP(t, srv, "")
-	var mode struct {
+	type modeOut struct {
 		InMode bool `json:"inMode"`
-		Scroll int  `json:"scroll"`
+		Scroll int  `json:"scroll"` // omitted when 0
+	}
+	var mode modeOut
+	call := func(tool string, args map[string]any) (r modeOut) {
+		t.Helper()
+		s.ok(tool, args, &r)
+		return r
 	}
 	printLines(t, srv, "%0", "hist", 60)
 
-	s.ok("enter_copy_mode", map[string]any{"paneId": "%0", "scrollUp": 5}, &mode)
+	mode = call("enter_copy_mode", map[string]any{"paneId": "%0", "scrollUp": 5})
 	if got := paneFormat(srv, "%0", "#{pane_in_mode} #{pane_mode} #{scroll_position}"); got != "1 copy-mode 5" || !mode.InMode || mode.Scroll != 5 {
 		t.Errorf("enter_copy_mode scrollUp 5: tmux says %q, reply %+v; want copy mode scrolled up 5", got, mode)
 	}
@@ -250,17 +280,17 @@ func TestCopyModeToolsEnterScrollAndLeave(t *testing.T) {
 
 	// Far past the history: stops at its top, promptly.
 	start := time.Now()
-	s.ok("enter_copy_mode", map[string]any{"paneId": "%0", "scrollUp": 100000000}, &mode)
+	mode = call("enter_copy_mode", map[string]any{"paneId": "%0", "scrollUp": 100000000})
 	hist := paneFormat(srv, "%0", "#{history_size}")
 	if got := paneFormat(srv, "%0", "#{scroll_position}"); got != hist || strconv.Itoa(mode.Scroll) != hist || time.Since(start) > 5*time.Second {
 		t.Errorf("enter_copy_mode past the history: scroll_position %s, reply %+v, history %s, took %v", got, mode, hist, time.Since(start))
 	}
 
-	s.ok("exit_copy_mode", map[string]any{"paneId": "%0"}, &mode)
+	mode = call("exit_copy_mode", map[string]any{"paneId": "%0"})
 	if got := paneFormat(srv, "%0", "#{pane_in_mode}"); got != "0" || mode.InMode {
 		t.Errorf("exit_copy_mode: pane_in_mode %s, reply %+v; want out of the mode", got, mode)
 	}
-	s.ok("exit_copy_mode", map[string]any{"paneId": "%0"}, &mode)
+	mode = call("exit_copy_mode", map[string]any{"paneId": "%0"})
 	if mode.InMode {
 		t.Errorf("exit_copy_mode of a pane in no mode: %+v", mode)
 	}
@@ -268,17 +298,16 @@ func TestCopyModeToolsEnterScrollAndLeave(t *testing.T) {
 	// Any mode, not only copy mode.
 	srv.Must("clock-mode", "-t", "%0")
 	waitPane(t, srv, "%0", "#{pane_mode}", "clock-mode")
-	s.ok("exit_copy_mode", map[string]any{"paneId": "%0"}, &mode)
+	mode = call("exit_copy_mode", map[string]any{"paneId": "%0"})
 	if got := paneFormat(srv, "%0", "#{pane_in_mode}"); got != "0" {
 		t.Errorf("exit_copy_mode of a pane in clock mode: pane_in_mode %s", got)
 	}
 
-	mode.Scroll = 0 // absent from the reply when 0
-	s.ok("enter_copy_mode", map[string]any{"paneId": "%0"}, &mode)
+	mode = call("enter_copy_mode", map[string]any{"paneId": "%0"})
 	if got := paneFormat(srv, "%0", "#{pane_in_mode} #{scroll_position}"); got != "1 0" || !mode.InMode || mode.Scroll != 0 {
 		t.Errorf("enter_copy_mode with no scroll: tmux says %q, reply %+v", got, mode)
 	}
-	s.ok("exit_copy_mode", map[string]any{"paneId": "%0"}, &mode)
+	mode = call("exit_copy_mode", map[string]any{"paneId": "%0"})
 
 	if msg := s.fail("enter_copy_mode", map[string]any{"paneId": "%0", "scrollUp": -1}); !strings.Contains(msg, "scrollUp") {
 		t.Errorf("enter_copy_mode scrollUp -1: %q", msg)
