@@ -807,7 +807,7 @@ func TestRunCommandRefusesAPaneThatCannotTakeACommand(t *testing.T) {
 	}{
 		{"running sleep", busy, []string{busy, `"sleep"`, "send_keys"}},
 		{"dead", dead, []string{dead, "dead", "split_window"}},
-		{"in copy mode", copying, []string{copying, "copy-mode", "send_keys"}},
+		{"in copy mode", copying, []string{copying, "copy-mode", "exit_copy_mode"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := s.on(t)

@@ -157,7 +157,7 @@ func runnable(p tmux.Pane) error {
 	case p.Dead:
 		return fmt.Errorf("pane %s is dead (%s); use another pane, or make one with split_window", p.ID, p.Death())
 	case p.InMode:
-		return fmt.Errorf("pane %s is in %s; leave it first (send_keys with keys \"q\" and enter: false), then run the command", p.ID, p.Mode)
+		return fmt.Errorf("pane %s is in %s; call exit_copy_mode on it, then run the command", p.ID, p.Mode)
 	case !isShell(p.Command):
 		return fmt.Errorf("pane %s runs %q, not a shell at its prompt: run_command needs a POSIX shell (sh, bash, zsh…); use send_keys to drive %s, or wait for it to finish", p.ID, p.Command, p.Command)
 	}

@@ -156,6 +156,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	if info.Dead {
 		return TextResult{}, fmt.Errorf("pane %s is dead (%s): nothing more will be written", req.PaneID, info.Death())
 	}
+	// A stream that began with another process (the pane was respawned)
+	// ends here, so a cursor into it is reset rather than read on.
+	s.hub.CheckPane(req.PaneID, info)
 	stream, release, err := s.hub.Acquire(ctx, req.PaneID, streamLinger)
 	if err != nil {
 		return TextResult{}, err
