@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -156,7 +157,11 @@ func TestRunCommandInterruptedByCtrlCReturnsAtOnce(t *testing.T) {
 		defer wg.Done()
 		r = f.run("echo started; sleep 30", 20*time.Second)
 	}()
-	tmuxtest.WaitFor(5*time.Second, func() bool { return strings.Contains(f.srv.Must("capture-pane", "-p"), "started") })
+	// The line "started" itself, not the typed command line that contains
+	// the word: a C-c sent before the command runs cancels the typed line.
+	tmuxtest.WaitFor(5*time.Second, func() bool {
+		return slices.Contains(strings.Split(f.srv.Must("capture-pane", "-p"), "\n"), "started")
+	})
 	start := time.Now()
 	f.srv.Must("send-keys", "-t", "%0", "C-c")
 	wg.Wait()
