@@ -333,14 +333,7 @@ func waitPane(t *testing.T, srv *tmuxtest.Server, pane, format, want string) {
 // waitScreen polls a pane's visible screen until cond holds on its lines.
 func waitScreen(t *testing.T, srv *tmuxtest.Server, pane, what string, cond func([]string) bool) {
 	t.Helper()
-	var lines []string
-	if !tmuxtest.WaitFor(settle, func() bool {
-		out, err := srv.Tmux("capture-pane", "-p", "-J", "-t", pane)
-		lines = strings.Split(strings.TrimRight(out, "\n"), "\n")
-		return err == nil && cond(lines)
-	}) {
-		t.Fatalf("pane %s never showed %s; screen:\n%s", pane, what, strings.Join(lines, "\n"))
-	}
+	waitScreenFor(t, srv, pane, settle, what, cond)
 }
 
 // hasLine reports whether lines hold exactly line.
@@ -481,4 +474,64 @@ func trimBlank(lines []string) []string {
 func bareCapture(srv *tmuxtest.Server, pane string, args ...string) []string {
 	out := srv.Must(append([]string{"capture-pane", "-p", "-J", "-t", pane}, args...)...)
 	return trimBlank(strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+}
+
+// startTMCPWith starts tmcp against srv, as startTMCP does, with a client
+// made with opts (for notification handlers) over the command transport,
+// wrapped by wrap when it is not nil.
+func startTMCPWith(t *testing.T, srv *tmuxtest.Server, opts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport) *session {
+	t.Helper()
+	return startTMCPClient(t, srv, opts, wrap, nil)
+}
+
+// startTMCPSpeaking starts tmcp against srv, as startTMCPWith does, with
+// a client made with opts that asks for the given protocol version.
+func startTMCPSpeaking(t *testing.T, srv *tmuxtest.Server, version string, opts *mcp.ClientOptions) *session {
+	t.Helper()
+	return startTMCPClient(t, srv, opts, nil, &mcp.ClientSessionOptions{ProtocolVersion: version})
+}
+
+func startTMCPClient(t *testing.T, srv *tmuxtest.Server, opts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport, sessionOpts *mcp.ClientSessionOptions) *session {
+	t.Helper()
+	cmd := exec.Command(tmcpBinary, "-socket-path", srv.Socket)
+	for _, kv := range srv.Env() {
+		if !strings.HasPrefix(kv, "TMCP_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	var transport mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
+	if wrap != nil {
+		transport = wrap(transport)
+	}
+	cs, err := client.Connect(ctx, transport, sessionOpts)
+	if err != nil {
+		t.Fatalf("connecting to tmcp: %v; stderr: %s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		if t.Failed() {
+			if e := stderr.String(); e != "" {
+				t.Logf("tmcp stderr:\n%s", e)
+			}
+		}
+	})
+	return &session{t: t, srv: srv, cmd: cmd, cs: cs, stderr: stderr}
+}
+
+// waitScreenFor is waitScreen with its own time limit.
+func waitScreenFor(t *testing.T, srv *tmuxtest.Server, pane string, d time.Duration, what string, cond func([]string) bool) {
+	t.Helper()
+	var lines []string
+	if !tmuxtest.WaitFor(d, func() bool {
+		out, err := srv.Tmux("capture-pane", "-p", "-J", "-t", pane)
+		lines = strings.Split(strings.TrimRight(out, "\n"), "\n")
+		return err == nil && cond(lines)
+	}) {
+		t.Fatalf("pane %s never showed %s; screen:\n%s", pane, what, strings.Join(lines, "\n"))
+	}
 }

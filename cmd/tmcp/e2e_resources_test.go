@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
@@ -342,47 +341,5 @@ func TestSubscriptionsAreRefusedWhereNoUpdatesCome(t *testing.T) {
 	// Unsubscribing from what was never subscribed is harmless.
 	if err := s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "tmux://panes/0"}); err != nil {
 		t.Errorf("resources/unsubscribe without a subscription: %v", err)
-	}
-}
-
-// startTMCPSpeaking starts tmcp against srv, as startTMCPWith does, with
-// a client made with opts that asks for the given protocol version.
-func startTMCPSpeaking(t *testing.T, srv *tmuxtest.Server, version string, opts *mcp.ClientOptions) *session {
-	t.Helper()
-	cmd := exec.Command(tmcpBinary, "-socket-path", srv.Socket)
-	for _, kv := range srv.Env() {
-		if !strings.HasPrefix(kv, "TMCP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second},
-		&mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connecting to tmcp with protocol %s: %v; stderr: %s", version, err, stderr.String())
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		if t.Failed() {
-			t.Logf("tmcp stderr:\n%s", stderr.String())
-		}
-	})
-	return &session{t: t, srv: srv, cmd: cmd, cs: cs, stderr: stderr}
-}
-
-// waitScreenFor is waitScreen with its own time limit.
-func waitScreenFor(t *testing.T, srv *tmuxtest.Server, pane string, d time.Duration, what string, cond func([]string) bool) {
-	t.Helper()
-	var lines []string
-	if !tmuxtest.WaitFor(d, func() bool {
-		out, err := srv.Tmux("capture-pane", "-p", "-J", "-t", pane)
-		lines = strings.Split(strings.TrimRight(out, "\n"), "\n")
-		return err == nil && cond(lines)
-	}) {
-		t.Fatalf("pane %s never showed %s; screen:\n%s", pane, what, strings.Join(lines, "\n"))
 	}
 }

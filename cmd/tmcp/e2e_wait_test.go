@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -1767,39 +1766,4 @@ func TestLongWaitSendsProgressNotifications(t *testing.T) {
 		}
 		prev = p.Progress
 	}
-}
-
-// startTMCPWith starts tmcp against srv, as startTMCP does, with a client
-// made with opts (for notification handlers) over the command transport,
-// wrapped by wrap when it is not nil.
-func startTMCPWith(t *testing.T, srv *tmuxtest.Server, opts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport) *session {
-	t.Helper()
-	cmd := exec.Command(tmcpBinary, "-socket-path", srv.Socket)
-	for _, kv := range srv.Env() {
-		if !strings.HasPrefix(kv, "TMCP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	var transport mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
-	if wrap != nil {
-		transport = wrap(transport)
-	}
-	cs, err := client.Connect(ctx, transport, nil)
-	if err != nil {
-		t.Fatalf("connecting to tmcp: %v; stderr: %s", err, stderr.String())
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		if t.Failed() {
-			if e := stderr.String(); e != "" {
-				t.Logf("tmcp stderr:\n%s", e)
-			}
-		}
-	})
-	return &session{t: t, srv: srv, cmd: cmd, cs: cs, stderr: stderr}
 }
