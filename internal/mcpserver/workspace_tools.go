@@ -37,7 +37,7 @@ type workspaceOut struct {
 
 func (s *Server) buildWorkspace(ctx context.Context, _ *mcp.CallToolRequest, in buildWorkspaceIn) (*mcp.CallToolResult, workspaceOut, error) {
 	home, _ := os.UserHomeDir()
-	plan, err := workspace.Parse([]byte(in.YAML), home)
+	plan, err := workspace.Parse([]byte(in.YAML), home, tmux.CheckLayout)
 	if err != nil {
 		return nil, workspaceOut{}, fmt.Errorf("the workspace document: %w; nothing was made", err)
 	}
@@ -92,9 +92,9 @@ func (s *Server) fillWorkspace(ctx context.Context, plan workspace.Plan, made tm
 		bw := builtWindow{WindowID: c.WindowID, Panes: []string{c.PaneID}}
 		// Between splits a named layout (tiled for a layout string) keeps
 		// room for the next pane.
-		room := w.Layout
-		if !slices.Contains(workspace.Layouts, room) {
-			room = "tiled"
+		room := "tiled"
+		if w.Named {
+			room = w.Layout
 		}
 		for j, p := range w.Panes[1:] {
 			sc, err := s.tmux.SplitWindow(ctx, tmux.NewOptions{Target: bw.Panes[len(bw.Panes)-1], Dir: p.Dir})

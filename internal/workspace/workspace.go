@@ -33,7 +33,8 @@ type Plan struct {
 // Window is one window to make.
 type Window struct {
 	Name   string // "" lets tmux name it
-	Layout string // a named layout or a layout string; "" for tiled
+	Layout string // as the LayoutChecker returned it; "" for none
+	Named  bool   // Layout is a named layout, not a layout string
 	Focus  bool   // the window to select at the end
 	Panes  []Pane // at least one
 }
@@ -56,14 +57,13 @@ type Dir struct {
 // another directory when one is missing).
 func (p Plan) Dirs() []Dir { return p.dirs }
 
-// Layouts are tmux's named layouts.
-var Layouts = []string{"even-horizontal", "even-vertical", "main-horizontal", "main-vertical", "tiled"}
+// envName is what an environment variable may be called.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-var (
-	// layoutString is tmux's own form: a checksum, then the cells.
-	layoutString = regexp.MustCompile(`^[0-9a-f]{4},[0-9]+x[0-9]+,[0-9]+,[0-9]+[0-9x,{}\[\]]*$`)
-	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// A LayoutChecker checks a window's layout as the document gives it and
+// returns what to hand tmux, and how many panes a layout string describes
+// (0 for a named layout).
+type LayoutChecker func(layout string) (arg string, panes int, err error)
 
 // Keys each level of the document accepts.
 var (
@@ -92,7 +92,7 @@ func errAt(n *yaml.Node, format string, args ...any) error {
 // Parse reads a document. home replaces a leading ~ in a start directory;
 // a relative start directory is taken from the one above it (the
 // window's, then the session's), which must then be absolute.
-func Parse(doc []byte, home string) (Plan, error) {
+func Parse(doc []byte, home string, checkLayout LayoutChecker) (Plan, error) {
 	if len(doc) > MaxBytes {
 		return Plan{}, &Error{Msg: fmt.Sprintf("the document is %d bytes; at most %d", len(doc), MaxBytes)}
 	}
@@ -103,14 +103,15 @@ func Parse(doc []byte, home string) (Plan, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return Plan{}, &Error{Msg: "the document is empty: give session_name and windows"}
 	}
-	p := parser{home: home}
+	p := parser{home: home, checkLayout: checkLayout}
 	return p.session(deref(root.Content[0]))
 }
 
 type parser struct {
-	home  string
-	plan  Plan
-	typed int
+	home        string
+	checkLayout LayoutChecker
+	plan        Plan
+	typed       int
 }
 
 // deref follows an alias to the node it names.
@@ -357,13 +358,16 @@ func (p *parser) window(n *yaml.Node, index int, before []string) (Window, error
 			return Window{}, err
 		}
 	}
-	if v, ok := f["layout"]; ok {
-		if w.Layout, err = text(v, "layout"); err != nil {
+	layoutPanes := 0
+	layout, hasLayout := f["layout"]
+	if hasLayout {
+		if w.Layout, err = text(layout, "layout"); err != nil {
 			return Window{}, err
 		}
-		if !contains(Layouts, w.Layout) && !layoutString.MatchString(w.Layout) {
-			return Window{}, errAt(v, "layout %q: use %s, or a layout string from list_windows", w.Layout, strings.Join(Layouts, ", "))
+		if w.Layout, layoutPanes, err = p.checkLayout(w.Layout); err != nil {
+			return Window{}, errAt(layout, "%v", err)
 		}
+		w.Named = layoutPanes == 0
 	}
 	if v, ok := f["focus"]; ok {
 		if w.Focus, err = boolean(v, "focus"); err != nil {
@@ -390,7 +394,7 @@ func (p *parser) window(n *yaml.Node, index int, before []string) (Window, error
 			return Window{}, err
 		}
 		w.Panes = []Pane{pane}
-		return w, nil
+		return w, fitsLayout(layout, layoutPanes, what, len(w.Panes))
 	}
 	if panes.Kind != yaml.SequenceNode || len(panes.Content) == 0 {
 		return Window{}, errAt(panes, "panes of %s must be a list of at least one pane, not %s", what, kind(panes))
@@ -411,7 +415,16 @@ func (p *parser) window(n *yaml.Node, index int, before []string) (Window, error
 		}
 		w.Panes = append(w.Panes, pane)
 	}
-	return w, nil
+	return w, fitsLayout(layout, layoutPanes, what, len(w.Panes))
+}
+
+// fitsLayout refuses a layout string that describes another number of
+// panes than the window has.
+func fitsLayout(layout *yaml.Node, layoutPanes int, window string, panes int) error {
+	if layoutPanes == 0 || layoutPanes == panes {
+		return nil
+	}
+	return errAt(layout, "the layout describes %d panes, and %s has %d", layoutPanes, window, panes)
 }
 
 // pane reads one item of panes: a command, nothing (a blank pane), or a

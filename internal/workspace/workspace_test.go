@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"github.com/tmcp/tmcp/internal/tmux"
 	"reflect"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ windows:
         start_directory: ~/logs
 `,
 			want: Plan{Session: "dev", Dir: "/srv", Environment: []string{"EDITOR=vi", "LEVEL=3"}, Windows: []Window{
-				{Name: "edit", Layout: "main-vertical", Panes: []Pane{
+				{Name: "edit", Layout: "main-vertical", Named: true, Panes: []Pane{
 					{Dir: "/srv/app", Commands: []string{"cd .", "export A=1", "vi"}},
 					{Dir: "/srv/app", Commands: []string{"cd .", "export A=1"}},
 					{Dir: "/tmp", Commands: []string{"cd .", "export A=1", "make", "make test"}, Focus: true},
@@ -59,20 +60,20 @@ windows:
 			doc: `session_name: s
 windows:
   - window_name: a
-    layout: 5e5a,80x24,0,0{40x24,0,0,1,39x24,41,0,2}
+    layout: 020a,80x24,0,0{40x24,0,0,1,39x24,41,0,2}
     panes: &two [top, "", ]
   - window_name: b
     panes: *two
 `,
 			want: Plan{Session: "s", Windows: []Window{
-				{Name: "a", Layout: "5e5a,80x24,0,0{40x24,0,0,1,39x24,41,0,2}", Panes: []Pane{{Commands: []string{"top"}}, {}}},
+				{Name: "a", Layout: "020a,80x24,0,0{40x24,0,0,1,39x24,41,0,2}", Panes: []Pane{{Commands: []string{"top"}}, {}}},
 				{Name: "b", Panes: []Pane{{Commands: []string{"top"}}, {}}},
 			}},
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Parse([]byte(c.doc), "/home/u")
+			got, err := Parse([]byte(c.doc), "/home/u", tmux.CheckLayout)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -107,7 +108,8 @@ func TestParseNamesTheLineOfEachProblem(t *testing.T) {
 		{"unknown window key", "session_name: s\nwindows:\n  - window_name: a\n    window_index: 3\n", `line 4: "window_index" is not supported in window "a"`},
 		{"unknown pane key", "session_name: s\nwindows:\n  - panes:\n      - shell_command: x\n        cmd: y\n", `line 5: "cmd" is not supported in a pane of window 0`},
 		{"key twice", "session_name: s\nsession_name: t\nwindows: [{}]\n", `line 2: "session_name" is given twice`},
-		{"bad layout", "session_name: s\nwindows:\n  - layout: sideways\n", `line 3: layout "sideways": use even-horizontal`},
+		{"bad layout", "session_name: s\nwindows:\n  - layout: sideways\n", `line 3: layout "sideways" is neither a named layout`},
+		{"layout for other panes", "session_name: s\nwindows:\n  - layout: 80x24,0,0{40x24,0,0,1,39x24,41,0,2}\n    panes: [a]\n", "line 3: the layout describes 2 panes, and window 0 has 1"},
 		{"pane a mapping of the wrong shape", "session_name: s\nwindows:\n  - panes:\n      - 7: x\n", `line 4: "7" is not supported in a pane`},
 		{"pane a number list", "session_name: s\nwindows:\n  - panes:\n      - [a, [b]]\n", "line 4: each command of a pane of window 0 must be a string"},
 		{"shell_command a mapping", "session_name: s\nwindows:\n  - panes:\n      - shell_command: {a: b}\n", "line 4: shell_command must be a command or a list"},
@@ -126,7 +128,7 @@ func TestParseNamesTheLineOfEachProblem(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.doc), "/home/u")
+			_, err := Parse([]byte(c.doc), "/home/u", tmux.CheckLayout)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Parse(%q): %v, want an error containing %q", c.doc, err, c.want)
 			}
@@ -136,10 +138,10 @@ func TestParseNamesTheLineOfEachProblem(t *testing.T) {
 
 func TestParseExpandsHomeOnlyWhenItIsKnown(t *testing.T) {
 	doc := "session_name: s\nstart_directory: ~\nwindows: [{}]\n"
-	if p, err := Parse([]byte(doc), "/home/u"); err != nil || p.Dir != "/home/u" || p.Windows[0].Panes[0].Dir != "/home/u" {
+	if p, err := Parse([]byte(doc), "/home/u", tmux.CheckLayout); err != nil || p.Dir != "/home/u" || p.Windows[0].Panes[0].Dir != "/home/u" {
 		t.Errorf("~ with a home: %+v, %v", p, err)
 	}
-	if _, err := Parse([]byte(doc), ""); err == nil || !strings.Contains(err.Error(), "line 2: start_directory \"~\": no home directory") {
+	if _, err := Parse([]byte(doc), "", tmux.CheckLayout); err == nil || !strings.Contains(err.Error(), "line 2: start_directory \"~\": no home directory") {
 		t.Errorf("~ without a home: %v", err)
 	}
 }
