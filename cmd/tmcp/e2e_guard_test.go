@@ -116,6 +116,16 @@ func TestTheCallersPaneIsFoundByAncestryAndGuarded(t *testing.T) {
 				t.Errorf("pane %s isCaller %v", p.PaneID, p.IsCaller)
 			}
 		}
+		for position, want := range map[string]string{"top": "%0", "bottom": "%1"} {
+			_, text := callTool(t, cs, "find_pane_by_position", map[string]any{"position": position})
+			var found struct {
+				PaneID   string `json:"paneId"`
+				IsCaller bool   `json:"isCaller"`
+			}
+			if err := json.Unmarshal([]byte(text), &found); err != nil || found.PaneID != want || found.IsCaller != (want == "%0") {
+				t.Errorf("find_pane_by_position %s: %s, want pane %s, isCaller only for %%0", position, text, want)
+			}
+		}
 		res, text := callTool(t, cs, "kill_pane", map[string]any{"paneId": "%0"})
 		if !res.IsError || !strings.Contains(text, "cannot ask") {
 			t.Fatalf("kill_pane of the caller's pane without a way to ask: %s, want a refusal", text)

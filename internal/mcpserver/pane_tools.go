@@ -176,7 +176,8 @@ type findPaneIn struct {
 }
 
 type foundOut struct {
-	PaneID string `json:"paneId"`
+	PaneID   string `json:"paneId"`
+	IsCaller bool   `json:"isCaller,omitempty"`
 }
 
 // positions are the places find_pane_by_position knows, in the order its
@@ -199,7 +200,7 @@ func (s *Server) findPaneByPosition(ctx context.Context, _ *mcp.CallToolRequest,
 	if pane == "" {
 		return nil, foundOut{}, fmt.Errorf("window %s has no panes; call list_windows", id)
 	}
-	return nil, foundOut{PaneID: pane}, nil
+	return nil, foundOut{PaneID: pane, IsCaller: s.isCaller(ctx, pane)}, nil
 }
 
 // placePoint returns the cell of a w×h window that a position names: a

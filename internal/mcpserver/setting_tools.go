@@ -332,5 +332,5 @@ func (s *Server) pipePane(ctx context.Context, _ *mcp.CallToolRequest, in pipePa
 	if err != nil {
 		return nil, pipedOut{}, explain("reading whether pane "+id+" is piped", err)
 	}
-	return nil, pipedOut{PaneID: id, Piped: piped[0] == "1", IsCaller: s.callerPane(ctx).PaneID == id}, nil
+	return nil, pipedOut{PaneID: id, Piped: piped[0] == "1", IsCaller: s.isCaller(ctx, id)}, nil
 }
