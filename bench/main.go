@@ -51,24 +51,25 @@ const (
 // Row labels, in the order the table prints them; each names its floor.
 // The flood's rows name its size and kind (floodLabels).
 const (
-	rowListControl      = "list_sessions (floor: list-sessions, control client)"
-	rowListProcess      = "list_sessions (floor: list-sessions process)"
-	rowCaptureControl   = "capture_pane 80x24 (floor: capture-pane -p, control client)"
-	rowCaptureProcess   = "capture_pane 80x24 (floor: capture-pane -p process)"
-	rowStart            = "process start → tools/list (floor: list-sessions process)"
-	rowProcsList        = "tmux processes per list_sessions call (floor: list-sessions processes)"
-	rowRunTrue          = "run_command true (floor: send-keys + end mark in %output, control client)"
-	rowRunMethod        = "run_command true (floor: tmcp's buffer method, bare control client)"
-	rowRunSeq           = "run_command seq 1 10000 (floor: send-keys + end mark in %output)"
-	rowProcsRun         = "tmux processes per run_command call (floor: the send-keys floor's)"
-	rowReaction         = "wait_for_text reaction, write → reply (floor: write → %output)"
-	rowMillion          = "wait_for_text after 1M lines, end → reply (floor: end → %output)"
-	rowSinceQuiet       = "capture_since, quiet pane (floor: capture-pane -p, control client)"
-	rowSince1000        = "capture_since, 1,000 new lines (floor: capture-pane -p, control client)"
-	rowToolsReadonly    = "tools/list + instructions, readonly (no floor)"
-	rowToolsMutating    = "tools/list + instructions, mutating, the default (no floor)"
-	rowToolsDestructive = "tools/list + instructions, destructive (no floor)"
-	rowModelVisible     = "model-visible part of that, mutating (no floor)"
+	rowListControl          = "list_sessions (floor: list-sessions, control client)"
+	rowListProcess          = "list_sessions (floor: list-sessions process)"
+	rowCaptureControl       = "capture_pane 80x24 (floor: capture-pane -p, control client)"
+	rowCaptureProcess       = "capture_pane 80x24 (floor: capture-pane -p process)"
+	rowStart                = "process start → tools/list (floor: list-sessions process)"
+	rowProcsList            = "tmux processes per list_sessions call (floor: list-sessions processes)"
+	rowRunTrue              = "run_command true (floor: send-keys + end mark in %output, control client)"
+	rowRunMethod            = "run_command true (floor: tmcp's buffer method, bare control client)"
+	rowRunSeq               = "run_command seq 1 10000 (floor: send-keys + end mark in %output)"
+	rowProcsRun             = "tmux processes per run_command call (floor: the send-keys floor's)"
+	rowReaction             = "wait_for_text reaction, write → reply (floor: write → %output)"
+	rowMillion              = "wait_for_text after 1M lines, end → reply (floor: end → %output)"
+	rowSinceQuiet           = "capture_since, quiet pane (floor: capture-pane -p, control client)"
+	rowSince1000            = "capture_since, 1,000 new lines (floor: capture-pane -p, control client)"
+	rowToolsReadonly        = "tools/list + instructions, readonly (no floor)"
+	rowToolsMutating        = "tools/list + instructions, mutating, the default (no floor)"
+	rowToolsDestructive     = "tools/list + instructions, destructive (no floor)"
+	rowModelVisible         = "model-visible part of that, mutating (no floor)"
+	rowWithoutOutputSchemas = "that list without its output schemas, mutating (no floor)"
 )
 
 // floodLabels are the labels of the flood's rows: tmcp's memory, and how
@@ -242,7 +243,7 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowReaction}, b.reaction},
 		{[]string{rowMillion}, b.million},
 		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},
-		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible}, b.toolSizes},
+		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
 		{[]string{floodMemory, floodWritten}, b.flood},
 	}
 	var rows []row

@@ -34,7 +34,7 @@ func (b *bench) toolSizes(ctx context.Context) error {
 	for _, t := range []struct{ tier, label string }{
 		{tierReadonly, rowToolsReadonly}, {tierMutating, rowToolsMutating}, {tierDestructive, rowToolsDestructive},
 	} {
-		whole, visible, err := toolListBytes(ctx, b.bin, b.srv, t.tier)
+		whole, visible, outputs, err := toolListBytes(ctx, b.bin, b.srv, t.tier)
 		if err != nil {
 			return fmt.Errorf("TMCP_SAFETY=%s: %w", t.tier, err)
 		}
@@ -44,6 +44,8 @@ func (b *bench) toolSizes(ctx context.Context) error {
 			r = r.withTarget(fmt.Sprintf("≤ 24 KB (%d)", wholeListTarget), whole <= wholeListTarget)
 			b.put(valueRow(rowModelVisible, unitBytes, 1, float64(visible), nil).
 				withTarget(fmt.Sprintf("≤ 16 KB (%d)", modelVisibleTarget), visible <= modelVisibleTarget))
+			b.put(valueRow(rowWithoutOutputSchemas, unitBytes, 1, float64(whole-outputs), nil).
+				withTarget(fmt.Sprintf("≤ 24 KB (%d)", wholeListTarget), whole-outputs <= wholeListTarget))
 		}
 		b.put(r)
 	}
@@ -54,8 +56,8 @@ func (b *bench) toolSizes(ctx context.Context) error {
 // so that what is counted is exactly what tmcp wrote: the raw tools/list
 // result (every page) plus the instructions text. visible is the part a
 // model reads: each tool's name, description and input schema, and the
-// instructions.
-func toolListBytes(ctx context.Context, bin string, srv *tmuxServer, tier string) (whole, visible int, err error) {
+// instructions. outputs is what the output schemas take, with their keys.
+func toolListBytes(ctx context.Context, bin string, srv *tmuxServer, tier string) (whole, visible, outputs int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	cmd := childCommand(ctx, append(slices.Clip(srv.env), "TMCP_SAFETY="+tier), bin, "-socket-path", srv.socket)
@@ -63,14 +65,14 @@ func toolListBytes(ctx context.Context, bin string, srv *tmuxServer, tier string
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer func() {
 		stdin.Close()
@@ -82,45 +84,53 @@ func toolListBytes(ctx context.Context, bin string, srv *tmuxServer, tier string
 	init, err := rpc.call("initialize", map[string]any{"protocolVersion": toolsProtocolVersion, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "tmcp-bench", "version": "1"}})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	var ir struct {
 		Instructions string `json:"instructions"`
 	}
 	if err := json.Unmarshal(init, &ir); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if err := rpc.notify("notifications/initialized"); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	whole, visible = len(ir.Instructions), len(ir.Instructions)
 	params := map[string]any{}
 	for {
 		page, err := rpc.call("tools/list", params)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		whole += len(page)
 		var lr struct {
 			Tools []struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				InputSchema json.RawMessage `json:"inputSchema"`
+				Name         string          `json:"name"`
+				Description  string          `json:"description"`
+				InputSchema  json.RawMessage `json:"inputSchema"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
 			} `json:"tools"`
 			NextCursor string `json:"nextCursor"`
 		}
 		if err := json.Unmarshal(page, &lr); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		for _, t := range lr.Tools {
 			var schema bytes.Buffer
 			if err := json.Compact(&schema, t.InputSchema); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 			visible += len(t.Name) + len(t.Description) + schema.Len()
+			if len(t.OutputSchema) > 0 {
+				schema.Reset()
+				if err := json.Compact(&schema, t.OutputSchema); err != nil {
+					return 0, 0, 0, err
+				}
+				outputs += len(`,"outputSchema":`) + schema.Len()
+			}
 		}
 		if lr.NextCursor == "" {
-			return whole, visible, nil
+			return whole, visible, outputs, nil
 		}
 		params = map[string]any{"cursor": lr.NextCursor}
 	}
