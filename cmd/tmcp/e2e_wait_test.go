@@ -1139,6 +1139,26 @@ func TestWaitForTextResumesFromTheReturnedCursor(t *testing.T) {
 	}
 }
 
+func TestWaitForTextTakesThePaneFromTheCursor(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	srv.Must("split-window", "-d", "-t", pane, "sh")
+	tty := openTTY(t, srv, pane)
+	s := startTMCP(t, srv, "")
+
+	start, _ := s.since(map[string]any{"paneId": pane})
+	writeTTY(t, tty, "\r\nFROM-THE-CURSOR\r\n")
+	r, _ := s.waitText(map[string]any{"cursor": start.Cursor, "patterns": []string{"FROM-THE-CURSOR"}, "timeoutSeconds": 5})
+	if r.Outcome != "matched" || r.Matched != "FROM-THE-CURSOR" {
+		t.Errorf("wait_for_text with a cursor and no paneId, two panes: %+v, want the cursor's pane matched", r)
+	}
+	msg := s.fail("wait_for_text", map[string]any{"patterns": []string{"x"}, "timeoutSeconds": 0.1})
+	if !strings.Contains(msg, "list_panes") {
+		t.Errorf("wait_for_text with neither paneId nor cursor, two panes: %q, want a refusal naming list_panes", msg)
+	}
+}
+
 func TestWaitForTextReportsAPaneThatDies(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)

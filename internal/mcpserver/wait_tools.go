@@ -175,7 +175,11 @@ type waitForTextOut struct {
 }
 
 func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
-	id, err := s.pane(ctx, in.PaneID)
+	id := in.PaneID
+	if c, err := pane.ParseCursor(in.Cursor); id == "" && err == nil {
+		id = c.PaneID // a cursor names its pane, as for capture_since
+	}
+	id, err := s.pane(ctx, id)
 	if err != nil {
 		return nil, waitForTextOut{}, err
 	}
