@@ -52,10 +52,10 @@ func (b *bench) flood(ctx context.Context) error {
 		return err
 	}
 	cmd, stamp := command("flood-free")
-	if _, err := b.srv.tmux(ctx, "send-keys", "-t", free.id, "-l", cmd); err != nil {
+	if _, err := b.srv.Run(ctx, "send-keys", "-t", free.id, "-l", cmd); err != nil {
 		return err
 	}
-	if _, err := b.srv.tmux(ctx, "send-keys", "-t", free.id, "Enter"); err != nil {
+	if _, err := b.srv.Run(ctx, "send-keys", "-t", free.id, "Enter"); err != nil {
 		return err
 	}
 	freeWritten, err := awaitStamps(ctx, stamp, limit)

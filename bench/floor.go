@@ -92,7 +92,7 @@ func expectLastRow(body string, err error) error {
 
 // runProcess runs one tmux command as its own process and returns its output.
 func runProcess(ctx context.Context, srv *tmuxServer, args ...string) (string, error) {
-	cmd := srv.command(ctx, args...)
+	cmd := srv.Command(ctx, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -137,7 +137,7 @@ type reply struct {
 // reads past the attach's own guard block, after which the client takes
 // commands.
 func startControlFloor(ctx context.Context, srv *tmuxServer, session, flags string) (*controlFloor, error) {
-	cmd := srv.command(ctx, "-C", "attach-session", "-t", session, "-f", flags)
+	cmd := srv.Command(ctx, "-C", "attach-session", "-t", session, "-f", flags)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

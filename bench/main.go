@@ -169,10 +169,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv, err := startServer(ctx, dir)
-	defer srv.kill()
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	version, err := srv.version(ctx)
 	if err != nil {
 		return err
@@ -255,9 +255,9 @@ func (b *bench) measure(ctx context.Context) []row {
 			err = gone
 		case err == nil:
 			err = g.measure(ctx)
-			if err != nil && !b.srv.alive() {
-				err = fmt.Errorf("%w; the tmux server (pid %d) is gone: it crashed or was killed (dmesg shows a segfault if it crashed)", err, b.srv.pid)
-				gone = fmt.Errorf("not measured: the tmux server (pid %d) died during an earlier measurement", b.srv.pid)
+			if err != nil && !b.srv.Alive() {
+				err = fmt.Errorf("%w; the tmux server (pid %d) is gone: it crashed or was killed (dmesg shows a segfault if it crashed)", err, b.srv.PID())
+				gone = fmt.Errorf("not measured: the tmux server (pid %d) died during an earlier measurement", b.srv.PID())
 			}
 		}
 		for _, label := range g.labels {

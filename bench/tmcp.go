@@ -138,7 +138,7 @@ type tmcpProcess struct {
 // startTmcp starts bin against the private server and initializes a
 // session; env, if any, is added to the process's environment.
 func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer, env ...string) (*tmcpProcess, error) {
-	p := &tmcpProcess{cmd: childCommand(ctx, append(slices.Clip(srv.env), env...), bin, "-socket-path", srv.socket), stderr: new(bytes.Buffer)}
+	p := &tmcpProcess{cmd: childCommand(ctx, append(srv.Env(), env...), bin, "-socket-path", srv.Socket), stderr: new(bytes.Buffer)}
 	p.cmd.Stderr = p.stderr
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}, nil)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -60,7 +59,7 @@ func (b *bench) toolSizes(ctx context.Context) error {
 func toolListBytes(ctx context.Context, bin string, srv *tmuxServer, tier string) (whole, visible, outputs int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	cmd := childCommand(ctx, append(slices.Clip(srv.env), "TMCP_SAFETY="+tier), bin, "-socket-path", srv.socket)
+	cmd := childCommand(ctx, append(srv.Env(), "TMCP_SAFETY="+tier), bin, "-socket-path", srv.Socket)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()

@@ -104,7 +104,7 @@ func (b *bench) runCommand(ctx context.Context) (err error) {
 			return []string{sendKeysLine(fp.id, fmt.Sprintf(`%s; printf "\033]133;D;%%s;%s\007" $?`, command, token))}
 		}
 	}
-	method := func(token string) []string { return methodLines(b.srv.socket, fp.id, "true", token) }
+	method := func(token string) []string { return methodLines(b.srv.Socket, fp.id, "true", token) }
 	seq := fmt.Sprintf("seq 1 %d", runSeqLines)
 
 	floorTrue, err := sample(ctx, b.cfg.warmups, b.cfg.n, floorRun(typed("true")))
