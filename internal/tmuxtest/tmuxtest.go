@@ -40,7 +40,8 @@ const (
 // Options describe a private server. The zero value is a test server.
 type Options struct {
 	// Dir holds the socket and is the server's TMUX_TMPDIR. If empty, a
-	// new temporary directory is made, and Close removes it.
+	// new temporary directory named after Session (tmcp-test-* if that is
+	// empty too) is made, and Close removes it.
 	Dir string
 	// Session names the first session; "main" if empty.
 	Session string
@@ -117,8 +118,11 @@ func Open(ctx context.Context, opts Options) (*Server, error) {
 // Prepare returns a server whose socket is not yet served; Launch starts
 // it. Unless it fails, the caller must call Close.
 func Prepare(opts Options) (*Server, error) {
+	pattern := "tmcp-test-"
 	if opts.Session == "" {
 		opts.Session = "main"
+	} else {
+		pattern = "tmcp-" + opts.Session + "-"
 	}
 	if opts.Width == 0 {
 		opts.Width = Width
@@ -131,7 +135,7 @@ func Prepare(opts Options) (*Server, error) {
 	}
 	s := &Server{Dir: opts.Dir, opts: opts}
 	if s.Dir == "" {
-		dir, err := os.MkdirTemp("", "tmcp-"+opts.Session+"-")
+		dir, err := os.MkdirTemp("", pattern)
 		if err != nil {
 			return nil, err
 		}
