@@ -19,7 +19,7 @@ const killDelay = 500 * time.Millisecond
 // excuses an error, and only one that says tmux did not answer.
 func (s *soak) judgeError(r reply) {
 	kind := errorKind(r.Err)
-	if kind == errServerGone && !s.srv.alive() {
+	if kind == errServerGone && !s.srv.Alive() {
 		// The crash is the failure; this is what follows from it.
 		s.checkServer()
 		s.st.note("calls failed because the tmux server was gone")
@@ -193,14 +193,14 @@ func (s *soak) stopper(ctx context.Context) {
 	defer s.disrupt.Unlock()
 	r := s.c.call(ctx, "display_message", "", map[string]any{"sessionName": sessionName, "format": "#{pid}"}, s.c.nonWait())
 	pid, err := strconv.Atoi(strings.TrimSpace(r.Text))
-	if !r.ok() || err != nil || pid != s.srv.pid {
-		s.st.fail("stop", "%s: tmux server pid %q (%s), want %d", r.describe(), r.Text, r.Err, s.srv.pid)
+	if !r.ok() || err != nil || pid != s.srv.PID() {
+		s.st.fail("stop", "%s: tmux server pid %q (%s), want %d", r.describe(), r.Text, r.Err, s.srv.PID())
 		return
 	}
 	rep := stopReport{done: true, pid: pid}
 	stopped := time.Now()
 	s.stop.setStopped(stopped)
-	if err := s.srv.signal(syscall.SIGSTOP); err != nil {
+	if err := s.srv.Signal(syscall.SIGSTOP); err != nil {
 		s.st.fail("stop", "SIGSTOP to tmux server %d: %v", pid, err)
 		s.stop.setResumed(time.Now())
 		return
@@ -209,7 +209,7 @@ func (s *soak) stopper(ctx context.Context) {
 	resume := func() {
 		if !resumed {
 			resumed = true
-			_ = s.srv.signal(syscall.SIGCONT)
+			_ = s.srv.Signal(syscall.SIGCONT)
 			s.stop.setResumed(time.Now())
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tmcp/tmcp/internal/mcpserver"
 	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 const (
@@ -84,7 +85,7 @@ func defaultConfig() config {
 // the goroutines driving them.
 type soak struct {
 	cfg   config
-	srv   *tmuxServer
+	srv   *tmuxtest.Server
 	tc    *tmux.Client
 	c     *caller
 	st    *stats
@@ -118,11 +119,11 @@ func (s *soak) interrupted() bool { return s.intr.Load() }
 // checkServer ends the soak early if the tmux server process is gone:
 // nothing in the soak kills it, so it crashed.
 func (s *soak) checkServer() {
-	if s.srv.alive() || s.serverGone.Swap(true) {
+	if s.srv.Alive() || s.serverGone.Swap(true) {
 		return
 	}
 	s.st.fail("tmux crashed", "the tmux server (pid %d) exited at about t%+.1fs though nothing killed it: it crashed (see dmesg)",
-		s.srv.pid, time.Since(epoch()).Seconds())
+		s.srv.PID(), time.Since(epoch()).Seconds())
 	s.stopped.Store(true)
 }
 
@@ -166,7 +167,7 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 
 	// After a Ctrl-C the teardown must end; if it does not, the server is
 	// removed anyway and the process exits.
-	var srvRef atomic.Pointer[tmuxServer]
+	var srvRef atomic.Pointer[tmuxtest.Server]
 	finished := make(chan struct{})
 	defer close(finished)
 	go func() {
@@ -181,22 +182,22 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 			buf := make([]byte, 1<<20)
 			fmt.Fprintf(os.Stderr, "soak: teardown still running %v after the interrupt; removing the server and exiting\n%s\n",
 				teardownLimit, buf[:runtime.Stack(buf, true)])
-			srvRef.Load().kill()
+			srvRef.Load().Close()
 			os.Exit(2)
 		}
 	}()
 	sum.goroutinesStart = runtime.NumGoroutine()
 
 	srv, err := startServer(ctx)
-	srvRef.Store(srv)
-	defer srv.kill()
 	if err != nil {
 		return nil, fmt.Errorf("starting the private tmux server: %w", err)
 	}
+	srvRef.Store(srv)
+	defer srv.Close()
 	s.srv = srv
-	defer setEnv(map[string]string{"TMUX": "", "TMUX_PANE": "", "TMUX_TMPDIR": srv.dir})()
+	defer setEnv(map[string]string{"TMUX": "", "TMUX_PANE": "", "TMUX_TMPDIR": srv.Dir})()
 
-	tc, err := tmux.New(ctx, tmux.Options{SocketPath: srv.socket})
+	tc, err := tmux.New(ctx, tmux.Options{SocketPath: srv.Socket})
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 	// From here on a failure goes in the summary, which is always given.
 	ready := s.setup(ctx, cfg.Seed)
 	if ready == nil {
-		s.logf("%d panes and a flooding pane on %s; warming up", len(s.workers), srv.socket)
+		s.logf("%d panes and a flooding pane on %s; warming up", len(s.workers), srv.Socket)
 		s.warmUp(ctx)
 		if cfg.Flood {
 			ready = s.startFlood(ctx)
