@@ -186,7 +186,9 @@ func (s *Server) Start() {
 func (s *Server) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.started {
+	// A test may start the server with its own new-session, unknown here
+	// but for the socket.
+	if _, err := os.Stat(s.Socket); s.started || err == nil {
 		if s.pid > 0 {
 			// A stopped server must be resumed before it can be told to exit.
 			_ = syscall.Kill(s.pid, syscall.SIGCONT)
