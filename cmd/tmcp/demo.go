@@ -75,6 +75,11 @@ func runDemo(w io.Writer) error {
 	d.call(ctx, "run_command", map[string]any{"paneId": pane, "command": "echo only this is new"})
 	d.call(ctx, "capture_since", map[string]any{"cursor": since["cursor"]})
 	d.call(ctx, "split_window", map[string]any{"paneId": pane, "direction": "right", "command": "sh"})
+	d.call(ctx, "call_mutating_tools_batch", map[string]any{"calls": []map[string]any{
+		{"tool": "select_layout", "arguments": map[string]any{"layout": "even-vertical"}},
+		{"tool": "set_pane_title", "arguments": map[string]any{"paneId": pane, "title": "build #1"}},
+		{"tool": "find_pane_by_position", "arguments": map[string]any{"position": "bottom"}},
+	}})
 	d.call(ctx, "list_panes", map[string]any{"sessionName": "demo"})
 	d.call(ctx, "list_sessions", nil)
 	d.call(ctx, "display_message", map[string]any{"paneId": pane, "format": "#(echo refused)"})

@@ -67,3 +67,30 @@ func TestCommandLine(t *testing.T) {
 		t.Errorf("-binary /bin/true: %v: %q, want a failure at start-up", err, out)
 	}
 }
+
+// TestDemoPlaysItsWholeSession runs the README's first command, the demo,
+// and checks that every step did what it shows.
+func TestDemoPlaysItsWholeSession(t *testing.T) {
+	srv := tmuxtest.New(t) // only for a clean environment: the demo makes its own server
+	out, err := runCLI(t, srv, nil, "-demo")
+	if err != nil {
+		t.Fatalf("tmcp -demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`"exitStatus":2`,          // ls of a missing file
+		`"outcome":"matched"`,     // the server said it was listening
+		`"outcome":"stopped"`,     // the build printed an error first
+		"│ only this is new",      // capture_since: only what is new
+		`"completed":[`,           // the batch ran
+		`{"paneId":"%1"}`,         // find_pane_by_position in the batch
+		"error: format could run", // display_message refused #(…)
+		"done: the private tmux server is gone.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tmcp -demo never showed %q; output:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "protocol error") {
+		t.Errorf("tmcp -demo met a protocol error:\n%s", out)
+	}
+}
