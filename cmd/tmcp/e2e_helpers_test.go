@@ -370,24 +370,11 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// children returns the ids of a process's children, from every thread's
-// /proc children list.
+// children returns the ids of a process's children, sorted; none when it
+// is gone.
 func children(pid int) []int {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	var out []int
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, w := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(w); err == nil {
-				out = append(out, n)
-			}
-		}
-	}
-	sort.Ints(out)
-	return out
+	kids, _ := tmuxtest.Children(pid)
+	return kids
 }
 
 // descendants returns children, their children and so on.

@@ -830,7 +830,7 @@ func TestRunCommandRefusesAPaneThatCannotTakeACommand(t *testing.T) {
 // ---- wait_for_text ----
 
 func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
-	if raceDetector {
+	if tmuxtest.RaceEnabled {
 		// Under the race detector a request takes about 2 ms to be read
 		// off tmcp's stdin, so a line written 1 ms after it was sent comes
 		// before tmcp can know of the call. scripts/test.sh runs this test
