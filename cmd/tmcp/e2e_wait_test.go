@@ -149,14 +149,7 @@ func decodeFields[T any](t *testing.T, name string, res *mcp.CallToolResult) T {
 	if !ok {
 		t.Fatalf("%s: content block is %T, want text", name, res.Content[0])
 	}
-	var fromBlock, fromStructured map[string]any
-	if err := json.Unmarshal([]byte(block.Text), &fromBlock); err != nil {
-		t.Fatalf("%s: text block is not JSON: %q: %v", name, block.Text, err)
-	}
-	decodeStructured(t, name, res, &fromStructured)
-	if !reflect.DeepEqual(fromBlock, fromStructured) {
-		t.Errorf("%s: text block %v differs from structuredContent %v", name, fromBlock, fromStructured)
-	}
+	checkFieldsBlock(t, name, res, block)
 	return out
 }
 
@@ -224,36 +217,6 @@ func awaitCall(t *testing.T, name string, ch <-chan callResult) callResult {
 // pane do what the wait is for. Only cases that need the wait to be
 // underway use it.
 const setUp = 300 * time.Millisecond
-
-// shellPane returns the main pane once its shell shows a prompt.
-func shellPane(t *testing.T, srv *tmuxtest.Server) string {
-	t.Helper()
-	pane := mainPane(srv)
-	waitPrompt(t, srv, pane)
-	return pane
-}
-
-// newShellWindow makes a window running sh and waits for its prompt.
-func newShellWindow(t *testing.T, srv *tmuxtest.Server) string {
-	t.Helper()
-	pane := newWindow(srv, "sh")
-	waitPrompt(t, srv, pane)
-	return pane
-}
-
-// waitPrompt waits until the last row of a pane is the shell's prompt.
-func waitPrompt(t *testing.T, srv *tmuxtest.Server, pane string) {
-	t.Helper()
-	waitScreen(t, srv, pane, "a shell prompt on its last row", func(lines []string) bool {
-		lines = trimBlank(lines)
-		if len(lines) == 0 {
-			return false
-		}
-		// The prompt may follow output that ended without a newline.
-		last := strings.TrimRight(lines[len(lines)-1], " ")
-		return strings.HasSuffix(last, "#") || strings.HasSuffix(last, "$")
-	})
-}
 
 // openTTY opens a pane's terminal for writing: what the test writes there
 // is the pane's output, at a moment the test chooses.
@@ -1283,23 +1246,11 @@ func TestWaitForTextSpawnsNoTmuxProcessWhileWaiting(t *testing.T) {
 	started := len(invocations(log))
 
 	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 1})
-	seen := map[int]string{}
-	for done := false; !done; {
-		select {
-		case res := <-ch:
-			if res.err != nil {
-				t.Fatalf("wait_for_text: %v", res.err)
-			}
-			done = true
-		default:
-			for _, pid := range children(s.pid()) {
-				if !slices.Contains(before, pid) {
-					seen[pid] = cmdline(pid)
-				}
-			}
-			time.Sleep(2 * time.Millisecond)
+	seen := childrenDuring(s.pid(), before, func() {
+		if res := <-ch; res.err != nil {
+			t.Fatalf("wait_for_text: %v", res.err)
 		}
-	}
+	})
 	if len(seen) > 0 {
 		t.Errorf("tmcp started processes during a 1s wait_for_text: %v", seen)
 	}
@@ -1695,12 +1646,7 @@ func TestCancelledWaitsReturnPromptlyAndLeaveNoChildProcess(t *testing.T) {
 			now = children(s.pid())
 			return slices.Equal(now, before)
 		}) {
-			var extra []string
-			for _, pid := range now {
-				if !slices.Contains(before, pid) {
-					extra = append(extra, fmt.Sprintf("%d %q", pid, cmdline(pid)))
-				}
-			}
+			extra := newChildren(s.pid(), before)
 			t.Errorf("after a cancelled %s tmcp's children are %v, want only its control clients %v; extra: %v", name, now, before, extra)
 		}
 	}
