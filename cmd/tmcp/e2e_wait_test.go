@@ -257,6 +257,10 @@ func firstLast(text string) string {
 
 // ---- run_command and get_job ----
 
+// TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput runs commands
+// of every shape — plain, failing, multi-line scripts and heredocs, tabs,
+// control bytes, quotes — each at the prompt, and checks the status, the
+// exact output and its counts.
 func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
@@ -267,16 +271,33 @@ func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 		name, command string
 		status        int
 		output        string
+		shellsOwn     bool // the output is the shell's own message: only the status is exact
 	}{
-		{"one line", "echo hello", 0, "hello"},
-		{"nothing", "true", 0, ""},
-		{"failure", "false", 1, ""},
-		{"no trailing newline", "printf 'no newline'", 0, "no newline"},
-		{"an empty line inside", `printf 'a\n\nb\n'`, 0, "a\n\nb"},
-		{"stderr and a status", "echo out; echo err >&2; (exit 42)", 42, "out\nerr"},
-		{"colour stripped", `printf '\033[31mred\033[0m plain\n'`, 0, "red plain"},
-		{"carriage return overwrites", `printf 'one\rtwo\n'`, 0, "two"},
-		{"a syntax error", "if then", 2, ""},
+		{name: "one line", command: "echo hello", output: "hello"},
+		{name: "nothing", command: "true"},
+		{name: "failure", command: "false", status: 1},
+		{name: "no trailing newline", command: "printf 'no newline'", output: "no newline"},
+		{name: "an empty line inside", command: `printf 'a\n\nb\n'`, output: "a\n\nb"},
+		{name: "stderr and a status", command: "echo out; echo err >&2; (exit 42)", status: 42, output: "out\nerr"},
+		{name: "colour stripped", command: `printf '\033[31mred\033[0m plain\n'`, output: "red plain"},
+		{name: "carriage return overwrites", command: `printf 'one\rtwo\n'`, output: "two"},
+		{name: "a syntax error", command: "if then", status: 2, shellsOwn: true},
+
+		{name: "a tab escape", command: `printf 'a\tb\n'`, output: "a\tb"},
+		{name: "a raw tab", command: "printf '%s\\n' 'a\tb'", output: "a\tb"},
+		{name: "C-c and C-d bytes", command: "echo 'x\x03y\x04z' | od -An -c | tr -s ' '", output: " x 003 y 004 z \\n"},
+		{name: "C-d unquoted, as an argument", command: "echo before; : \x04; echo after", output: "before\nafter"},
+		{name: "C-c alone", command: "echo '\x03' | od -An -c | tr -s ' '", output: " 003 \\n"},
+		{name: "single and double quotes", command: `printf '%s|%s|%s\n' "a'b" 'c"d' "e\\f $((1+2))"`, output: `a'b|c"d|e\f 3`},
+		{name: "nothing expanded in single quotes", command: `echo '$HOME ~ #{pane_id} #(true) ;' "semi;colon"`, output: `$HOME ~ #{pane_id} #(true) ; semi;colon`},
+		{name: "a backslash at the end", command: `echo 'ends with \'`, output: `ends with \`},
+		{name: "non-ASCII", command: "echo 'é ✓'", output: "é ✓"},
+
+		{name: "a loop over lines", command: "for i in 1 2 3\ndo\n  echo line $i\ndone", output: "line 1\nline 2\nline 3"},
+		{name: "a quoted heredoc", command: "cat <<'EOF'\n$HOME stays\n  indented \\ too\nEOF", output: "$HOME stays\n  indented \\ too"},
+		{name: "an expanding heredoc", command: "x=42\ncat <<EOF\nx is $x\nEOF", output: "x is 42"},
+		{name: "a function and a status", command: "f() {\n  echo in f\n  return 7\n}\nf", status: 7, output: "in f"},
+		{name: "a blank line between", command: "echo one\n\necho two", output: "one\ntwo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -289,8 +310,7 @@ func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 				t.Fatalf("run_command %q: finished %v running %v timedOut %v status %s (reason %q), want finished with %d",
 					tt.command, r.Finished, r.Running, r.TimedOut, status(r.ExitStatus), r.Reason, tt.status)
 			}
-			if tt.name == "a syntax error" {
-				// The shell's message is its own; only the status is exact.
+			if tt.shellsOwn {
 				return
 			}
 			if text != tt.output {
@@ -304,6 +324,10 @@ func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 				t.Errorf("run_command %q: %+v, want %d lines of %d, not truncated, pane %s, a jobId", tt.command, r, wantLines, wantLines, pane)
 			}
 		})
+	}
+	// None of it reached the line editor: the shell is still at its prompt.
+	if got := paneFormat(srv, pane, "#{pane_dead} #{pane_current_command}"); got != "0 sh" {
+		t.Errorf("after the runs pane %s is %q, want its shell alive (\"0 sh\")", pane, got)
 	}
 }
 
@@ -376,68 +400,6 @@ func TestRunCommandExitReportsItsStatusAndTheShellSurvives(t *testing.T) {
 	r, text = s.runCmd(map[string]any{"paneId": pane, "command": "echo alive", "timeoutSeconds": 15})
 	if status(r.ExitStatus) != "0" || text != "alive" {
 		t.Errorf("a run after exit 3: %+v output %q, want 0 and %q", r, text, "alive")
-	}
-}
-
-func TestRunCommandRunsTabsControlBytesAndQuotesAsWritten(t *testing.T) {
-	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
-
-	tests := []struct {
-		name, command, output string
-	}{
-		{"a tab escape", `printf 'a\tb\n'`, "a\tb"},
-		{"a raw tab", "printf '%s\\n' 'a\tb'", "a\tb"},
-		{"C-c and C-d bytes", "echo 'x\x03y\x04z' | od -An -c | tr -s ' '", " x 003 y 004 z \\n"},
-		{"C-d unquoted, as an argument", "echo before; : \x04; echo after", "before\nafter"},
-		{"C-c alone", "echo '\x03' | od -An -c | tr -s ' '", " 003 \\n"},
-		{"single and double quotes", `printf '%s|%s|%s\n' "a'b" 'c"d' "e\\f $((1+2))"`, `a'b|c"d|e\f 3`},
-		{"nothing expanded in single quotes", `echo '$HOME ~ #{pane_id} #(true) ;' "semi;colon"`, `$HOME ~ #{pane_id} #(true) ; semi;colon`},
-		{"a backslash at the end", `echo 'ends with \'`, `ends with \`},
-		{"non-ASCII", "echo 'é ✓'", "é ✓"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := s.on(t)
-			r, text := s.runCmd(map[string]any{"paneId": pane, "command": tt.command, "timeoutSeconds": 15})
-			if status(r.ExitStatus) != "0" || text != tt.output {
-				t.Errorf("run_command %q: status %s output %q (reason %q), want 0 and %q", tt.command, status(r.ExitStatus), text, r.Reason, tt.output)
-			}
-		})
-	}
-	// None of it reached the line editor: the shell is still at its prompt.
-	if got := paneFormat(srv, pane, "#{pane_dead} #{pane_current_command}"); got != "0 sh" {
-		t.Errorf("after the runs pane %s is %q, want its shell alive (\"0 sh\")", pane, got)
-	}
-}
-
-func TestRunCommandRunsAMultiLineScriptAndAHeredoc(t *testing.T) {
-	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
-
-	tests := []struct {
-		name, command string
-		status        int
-		output        string
-	}{
-		{"a loop over lines", "for i in 1 2 3\ndo\n  echo line $i\ndone", 0, "line 1\nline 2\nline 3"},
-		{"a quoted heredoc", "cat <<'EOF'\n$HOME stays\n  indented \\ too\nEOF", 0, "$HOME stays\n  indented \\ too"},
-		{"an expanding heredoc", "x=42\ncat <<EOF\nx is $x\nEOF", 0, "x is 42"},
-		{"a function and a status", "f() {\n  echo in f\n  return 7\n}\nf", 7, "in f"},
-		{"a blank line between", "echo one\n\necho two", 0, "one\ntwo"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := s.on(t)
-			r, text := s.runCmd(map[string]any{"paneId": pane, "command": tt.command, "timeoutSeconds": 15})
-			if status(r.ExitStatus) != strconv.Itoa(tt.status) || text != tt.output {
-				t.Errorf("run_command %q: status %s output %q (reason %q), want %d and %q", tt.command, status(r.ExitStatus), text, r.Reason, tt.status, tt.output)
-			}
-		})
 	}
 }
 
