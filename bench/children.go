@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 // childSampleInterval is how often a childWatcher reads the process table.
@@ -40,7 +38,7 @@ type childWatcher struct {
 
 // watchChildren starts watching pid's children.
 func watchChildren(pid int) (*childWatcher, error) {
-	kids, err := children(pid)
+	kids, err := tmuxtest.Children(pid)
 	if err != nil {
 		return nil, fmt.Errorf("reading the children of process %d: %w", pid, err)
 	}
@@ -55,7 +53,7 @@ func watchChildren(pid int) (*childWatcher, error) {
 func (w *childWatcher) loop() {
 	seen := map[int]bool{}
 	look := func() {
-		kids, _ := children(w.pid) // a failed read is one missed sample
+		kids, _ := tmuxtest.Children(w.pid) // a failed read is one missed sample
 		for _, k := range kids {
 			if !w.before[k] {
 				seen[k] = true
@@ -80,30 +78,4 @@ func (w *childWatcher) loop() {
 func (w *childWatcher) stop() int {
 	close(w.quit)
 	return <-w.result
-}
-
-// children lists the pids of pid's children, across all its threads.
-func children(pid int) ([]int, error) {
-	leader := strconv.Itoa(pid) // the main thread's task id
-	dir := filepath.Join("/proc", leader, "task")
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var kids []int
-	for _, t := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
-		if os.IsNotExist(err) && t.Name() == leader {
-			return nil, fmt.Errorf("%w (kernel without CONFIG_PROC_CHILDREN?)", err)
-		}
-		if err != nil {
-			continue // the thread ended meanwhile
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if k, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, k)
-			}
-		}
-	}
-	return kids, nil
 }

@@ -68,23 +68,19 @@ func (b *bench) flood(ctx context.Context) error {
 		return fmt.Errorf("tmcp waiting: %w", err)
 	}
 
-	c, cp, err := b.streamFloor(ctx, "flood-control")
-	if err != nil {
-		return err
-	}
 	cmd, stamp = command("flood-control")
-	mark := newMarker("\nFLOOD-DONE\r")
-	err = c.sendKeys(cp.id, cmd)
-	if err == nil {
-		err = c.awaitOutput(cp.id, limit, mark.feed)
-	}
 	var controlPeak float64
-	if err == nil {
+	err = b.withStreamFloor(ctx, "flood-control", func(c *controlFloor, cp benchPane) error {
+		mark := newMarker("\nFLOOD-DONE\r")
+		if err := c.sendKeys(cp.id, cmd); err != nil {
+			return err
+		}
+		if err := c.awaitOutput(cp.id, limit, mark.feed); err != nil {
+			return err
+		}
 		controlPeak, err = peakMiB(c.pid())
-	}
-	if cerr := c.close(); err == nil {
-		err = cerr
-	}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("bare control client: %w", err)
 	}
@@ -127,30 +123,16 @@ func (b *bench) floodTmcp(ctx context.Context, command func(string) (string, str
 		return 0, 0, 0, 0, err
 	}
 	cmd, stamp := command("flood-tmcp")
-	wait, cancel := p.callAsync(ctx, "wait_for_text", map[string]any{"paneId": pane.id,
-		"patterns": []string{"^FLOOD-DONE$"}, "regex": true, "timeoutSeconds": floodLimitSeconds})
-	time.Sleep(floodStart)
-	if _, err := p.call(ctx, "send_keys", map[string]any{"paneId": pane.id, "keys": cmd}); err != nil {
-		cancel()
-		wait()
+	at, err := awaitTyped(ctx, p, pane.id, "^FLOOD-DONE$", cmd, floodStart, floodLimitSeconds)
+	if err != nil {
 		return 0, 0, 0, 0, err
 	}
-	a := wait()
-	if a.err != nil {
-		return 0, 0, 0, 0, a.err
-	}
+	// VmHWM: the peak so far, the flood's included.
 	if peak, err = peakMiB(p.pid()); err != nil {
 		return 0, 0, 0, 0, err
 	}
-	var w struct{ Outcome, Reason string }
-	if err := decode(a.r, &w); err != nil {
-		return 0, 0, 0, 0, err
-	}
-	if w.Outcome != "matched" {
-		return 0, 0, 0, 0, fmt.Errorf("wait_for_text ^FLOOD-DONE$ in %s: outcome %s (%s), want matched", pane.id, w.Outcome, w.Reason)
-	}
 	start, end, err := readStamps(stamp)
-	return end.Sub(start), a.at.Sub(end), peak, rest, err
+	return end.Sub(start), at.Sub(end), peak, rest, err
 }
 
 // floodKind names the flood in the rows' labels.

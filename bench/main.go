@@ -42,6 +42,9 @@ const (
 	// callWarmups and startWarmups are untimed iterations run first.
 	callWarmups  = 5
 	startWarmups = 1
+	// startTarget is the bound, in milliseconds, on the median time from
+	// starting tmcp to its answer to tools/list.
+	startTarget = 40
 	// runTimeout bounds the whole benchmark, build included: a safety net
 	// well above what a default run takes (under two minutes), room for
 	// the -flood-lines flood.
@@ -294,9 +297,13 @@ func (b *bench) basics(ctx context.Context) error {
 	b.put(durationRow(rowListProcess, unitMs, tm.list, &fl.listProcess))
 	b.put(durationRow(rowCaptureControl, unitMs, tm.capture, &fl.captureControl))
 	b.put(durationRow(rowCaptureProcess, unitMs, tm.capture, &fl.captureProcess))
-	b.put(durationRow(rowStart, unitMs, tm.start, &fl.listProcess))
+	start := durationRow(rowStart, unitMs, tm.start, &fl.listProcess)
+	b.put(start.withTarget(fmt.Sprintf("< %d ms", startTarget), start.TmcpMedian < startTarget))
+	// The floor is what the same watcher saw of a loop of list-sessions
+	// processes: one a call, less what it missed.
 	perCall := float64(tm.processesStarted) / float64(b.cfg.n)
-	b.put(valueRow(rowProcsList, unitPerCall, b.cfg.n, perCall, ptr(1.0)).withTarget("0", tm.processesStarted == 0))
+	floorPerCall := float64(fl.watcherSeen) / float64(b.cfg.n)
+	b.put(valueRow(rowProcsList, unitPerCall, b.cfg.n, perCall, &floorPerCall).withTarget("0", tm.processesStarted == 0))
 	b.notes.MCPPing = timing{MedianMs: round(ms(tm.ping.median), 3), P90Ms: round(ms(tm.ping.p90), 3)}
 	b.notes.Processes = processCheck{Seen: fl.watcherSeen, Expected: fl.listProcess.n}
 	return nil

@@ -50,24 +50,15 @@ const millionCommand = "seq 1 1000000; date +%%s.%%N > %s; echo MILLION-DONE"
 // reading a pane could need.
 var countedCommands = []string{"display-message", "capture-pane", "list-panes", "list-windows", "list-sessions"}
 
-// streamFloor attaches a bare control client, with output on, to a
-// session of its own, and returns it with its pane.
-func (b *bench) streamFloor(ctx context.Context, session string) (*controlFloor, benchPane, error) {
+// withStreamFloor attaches a bare control client, with output on, to a
+// session of its own, runs f with it and the session's pane, and closes
+// it; an error closing it is returned when f succeeded.
+func (b *bench) withStreamFloor(ctx context.Context, session string, f func(*controlFloor, benchPane) error) (err error) {
 	p, err := b.srv.newSession(ctx, session)
 	if err != nil {
-		return nil, p, err
+		return err
 	}
 	c, err := startControlFloor(ctx, b.srv, session, streamFloorFlags)
-	return c, p, err
-}
-
-// runCommand measures run_command of `true` and of `seq 1 10000` beside a
-// bare control client that types the command followed by an end mark and
-// reads %output until the mark comes back, and `true` also beside tmcp's
-// own method done by that bare client; then how many tmux processes tmcp
-// starts per run.
-func (b *bench) runCommand(ctx context.Context) (err error) {
-	c, fp, err := b.streamFloor(ctx, "floor-run")
 	if err != nil {
 		return err
 	}
@@ -76,70 +67,86 @@ func (b *bench) runCommand(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
-	tp, err := b.srv.newSession(ctx, "run")
-	if err != nil {
-		return err
-	}
-	// floorRun is an iteration that sends the commands lines makes for a
-	// fresh token and reads %output until the end mark with that token
-	// and status 0.
-	marks := 0
-	floorRun := func(lines func(token string) []string) func(context.Context) (time.Duration, error) {
-		return func(context.Context) (time.Duration, error) {
-			marks++
-			token := "bench-" + strconv.Itoa(marks)
-			mark := newMarker("\x1b]133;D;0;" + token + "\a")
-			start := time.Now()
-			for _, line := range lines(token) {
-				if err := c.send(line, false); err != nil {
-					return 0, err
+	return f(c, p)
+}
+
+// runCommand measures run_command of `true` and of `seq 1 10000` beside a
+// bare control client that types the command followed by an end mark and
+// reads %output until the mark comes back, and `true` also beside tmcp's
+// own method done by that bare client; then how many tmux processes tmcp
+// starts per run.
+func (b *bench) runCommand(ctx context.Context) error {
+	return b.withStreamFloor(ctx, "floor-run", func(c *controlFloor, fp benchPane) error {
+		tp, err := b.srv.newSession(ctx, "run")
+		if err != nil {
+			return err
+		}
+		// floorRun is an iteration that sends the commands lines makes for a
+		// fresh token and reads %output until the end mark with that token
+		// and status 0.
+		marks := 0
+		floorRun := func(lines func(token string) []string) func(context.Context) (time.Duration, error) {
+			return func(context.Context) (time.Duration, error) {
+				marks++
+				token := "bench-" + strconv.Itoa(marks)
+				mark := newMarker("\x1b]133;D;0;" + token + "\a")
+				start := time.Now()
+				for _, line := range lines(token) {
+					if err := c.send(line, false); err != nil {
+						return 0, err
+					}
 				}
+				err := c.awaitOutput(fp.id, floorOutputLimit, mark.feed)
+				return time.Since(start), err
 			}
-			err := c.awaitOutput(fp.id, floorOutputLimit, mark.feed)
-			return time.Since(start), err
 		}
-	}
-	typed := func(command string) func(string) []string {
-		return func(token string) []string {
-			return []string{sendKeysLine(fp.id, fmt.Sprintf(`%s; printf "\033]133;D;%%s;%s\007" $?`, command, token))}
+		typed := func(command string) func(string) []string {
+			return func(token string) []string {
+				return []string{sendKeysLine(fp.id, fmt.Sprintf(`%s; printf "\033]133;D;%%s;%s\007" $?`, command, token))}
+			}
 		}
-	}
-	method := func(token string) []string { return methodLines(b.srv.Socket, fp.id, "true", token) }
-	seq := fmt.Sprintf("seq 1 %d", runSeqLines)
+		method := func(token string) []string { return methodLines(b.srv.Socket, fp.id, "true", token) }
+		seq := fmt.Sprintf("seq 1 %d", runSeqLines)
 
-	floorTrue, err := sample(ctx, b.cfg.warmups, b.cfg.n, floorRun(typed("true")))
-	if err != nil {
-		return fmt.Errorf("floor of true: %w", err)
-	}
-	floorMethod, err := sample(ctx, b.cfg.warmups, b.cfg.n, floorRun(method))
-	if err != nil {
-		return fmt.Errorf("floor of true by tmcp's method: %w", err)
-	}
-	tmTrue, err := sample(ctx, b.cfg.warmups, b.cfg.n, b.runOnce(tp.id, "true", 0))
-	if err != nil {
-		return fmt.Errorf("tmcp run_command true: %w", err)
-	}
-	r := durationRow(rowRunTrue, unitMs, tmTrue, &floorTrue)
-	b.put(r.withTarget("≤ 2× floor", r.Ratio != nil && *r.Ratio <= 2))
-	b.put(durationRow(rowRunMethod, unitMs, tmTrue, &floorMethod))
+		floorTrue, err := sample(ctx, b.cfg.warmups, b.cfg.n, floorRun(typed("true")))
+		if err != nil {
+			return fmt.Errorf("floor of true: %w", err)
+		}
+		floorMethod, err := sample(ctx, b.cfg.warmups, b.cfg.n, floorRun(method))
+		if err != nil {
+			return fmt.Errorf("floor of true by tmcp's method: %w", err)
+		}
+		tmTrue, err := sample(ctx, b.cfg.warmups, b.cfg.n, b.runOnce(tp.id, "true", 0))
+		if err != nil {
+			return fmt.Errorf("tmcp run_command true: %w", err)
+		}
+		r := durationRow(rowRunTrue, unitMs, tmTrue, &floorTrue)
+		b.put(r.withTarget("≤ 2× floor", r.Ratio != nil && *r.Ratio <= 2))
+		b.put(durationRow(rowRunMethod, unitMs, tmTrue, &floorMethod))
 
-	heavy := max(1, b.cfg.n/heavyShare)
-	floorSeq, err := sample(ctx, b.cfg.warmups, heavy, floorRun(typed(seq)))
-	if err != nil {
-		return fmt.Errorf("floor of %s: %w", seq, err)
-	}
-	tmSeq, err := sample(ctx, b.cfg.warmups, heavy, b.runOnce(tp.id, seq, runSeqLines))
-	if err != nil {
-		return fmt.Errorf("tmcp run_command %s: %w", seq, err)
-	}
-	b.put(durationRow(rowRunSeq, unitMs, tmSeq, &floorSeq))
+		heavy := max(1, b.cfg.n/heavyShare)
+		floorSeq, err := sample(ctx, b.cfg.warmups, heavy, floorRun(typed(seq)))
+		if err != nil {
+			return fmt.Errorf("floor of %s: %w", seq, err)
+		}
+		tmSeq, err := sample(ctx, b.cfg.warmups, heavy, b.runOnce(tp.id, seq, runSeqLines))
+		if err != nil {
+			return fmt.Errorf("tmcp run_command %s: %w", seq, err)
+		}
+		b.put(durationRow(rowRunSeq, unitMs, tmSeq, &floorSeq))
 
-	started, err := countChildren(ctx, b.tmcp.pid(), heavy, b.runOnce(tp.id, "true", 0))
-	if err != nil {
-		return fmt.Errorf("tmcp run_command true, watched: %w", err)
-	}
-	b.put(valueRow(rowProcsRun, unitPerCall, heavy, float64(started)/float64(heavy), ptr(0.0)))
-	return nil
+		// The floor's processes would be this program's children.
+		floorStarted, err := countChildren(ctx, os.Getpid(), heavy, floorRun(typed("true")))
+		if err != nil {
+			return fmt.Errorf("floor of true, watched: %w", err)
+		}
+		started, err := countChildren(ctx, b.tmcp.pid(), heavy, b.runOnce(tp.id, "true", 0))
+		if err != nil {
+			return fmt.Errorf("tmcp run_command true, watched: %w", err)
+		}
+		b.put(valueRow(rowProcsRun, unitPerCall, heavy, float64(started)/float64(heavy), ptr(float64(floorStarted)/float64(heavy))))
+		return nil
+	})
 }
 
 // methodLines are the control-mode commands that run command the way
@@ -202,94 +209,87 @@ func (b *bench) runOnce(pane, command string, lines int) func(context.Context) (
 // to its pane, beside how soon a bare control client reads that line.
 // Lines are written to the pane's terminal, as a program in the pane
 // would write them, and timed from just before the write.
-func (b *bench) reaction(ctx context.Context) (err error) {
-	c, fp, err := b.streamFloor(ctx, "floor-react")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := c.close(); err == nil && cerr != nil {
-			err = cerr
+func (b *bench) reaction(ctx context.Context) error {
+	return b.withStreamFloor(ctx, "floor-react", func(c *controlFloor, fp benchPane) error {
+		ftty, err := openTTY(fp)
+		if err != nil {
+			return err
 		}
-	}()
-	ftty, err := openTTY(fp)
-	if err != nil {
-		return err
-	}
-	defer ftty.Close()
-	lines := 0
-	fl, err := sample(ctx, b.cfg.warmups, b.cfg.n, func(context.Context) (time.Duration, error) {
-		lines++
-		text := fmt.Sprintf("LINE-%d", lines)
-		mark := newMarker(text + "\r")
-		time.Sleep(time.Millisecond) // a quiet pane, as tmcp's side has
-		var seen time.Time
-		wrote := time.Now()
-		if _, err := ftty.WriteString(text + "\r\n"); err != nil {
-			return 0, err
-		}
-		err := c.awaitOutput(fp.id, floorOutputLimit, func(p []byte) bool {
-			if mark.feed(p) {
-				seen = time.Now()
-				return true
-			}
-			return false
-		})
-		return seen.Sub(wrote), err
-	})
-	if err != nil {
-		return fmt.Errorf("floor: %w", err)
-	}
-
-	tp, err := b.srv.newSession(ctx, "react")
-	if err != nil {
-		return err
-	}
-	tty, err := openTTY(tp)
-	if err != nil {
-		return err
-	}
-	defer tty.Close()
-	lines = 0
-	tm, err := sample(ctx, b.cfg.warmups, b.cfg.n, func(ctx context.Context) (time.Duration, error) {
-		delay := reactionDelay
-		for range reactionTries {
+		defer ftty.Close()
+		lines := 0
+		fl, err := sample(ctx, b.cfg.warmups, b.cfg.n, func(context.Context) (time.Duration, error) {
 			lines++
 			text := fmt.Sprintf("LINE-%d", lines)
-			wait, cancel := b.tmcp.callAsync(ctx, "wait_for_text", map[string]any{"paneId": tp.id,
-				"patterns": []string{text}, "timeoutSeconds": reactionWaitSeconds})
-			time.Sleep(delay)
+			mark := newMarker(text + "\r")
+			time.Sleep(time.Millisecond) // a quiet pane, as tmcp's side has
+			var seen time.Time
 			wrote := time.Now()
-			if _, err := tty.WriteString(text + "\r\n"); err != nil {
-				cancel()
-				wait()
+			if _, err := ftty.WriteString(text + "\r\n"); err != nil {
 				return 0, err
 			}
-			a := wait()
-			if a.err != nil {
-				return 0, a.err
-			}
-			var w struct{ Outcome, Matched string }
-			if err := decode(a.r, &w); err != nil {
-				return 0, err
-			}
-			switch {
-			case w.Outcome == "timeout":
-				delay *= 2 // the wait began after the write: try again, later
-				continue
-			case w.Outcome != "matched" || !strings.HasSuffix(w.Matched, text): // the first may follow the prompt
-				return 0, fmt.Errorf("wait_for_text %q in %s: outcome %s, matched %q", text, tp.id, w.Outcome, w.Matched)
-			}
-			return a.at.Sub(wrote), nil
+			err := c.awaitOutput(fp.id, floorOutputLimit, func(p []byte) bool {
+				if mark.feed(p) {
+					seen = time.Now()
+					return true
+				}
+				return false
+			})
+			return seen.Sub(wrote), err
+		})
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
 		}
-		return 0, fmt.Errorf("wait_for_text in %s missed its line %d times in a row, written %v to %v after the call", tp.id, reactionTries, reactionDelay, delay/2)
+
+		tp, err := b.srv.newSession(ctx, "react")
+		if err != nil {
+			return err
+		}
+		tty, err := openTTY(tp)
+		if err != nil {
+			return err
+		}
+		defer tty.Close()
+		lines = 0
+		tm, err := sample(ctx, b.cfg.warmups, b.cfg.n, func(ctx context.Context) (time.Duration, error) {
+			delay := reactionDelay
+			for range reactionTries {
+				lines++
+				text := fmt.Sprintf("LINE-%d", lines)
+				wait, cancel := b.tmcp.callAsync(ctx, "wait_for_text", map[string]any{"paneId": tp.id,
+					"patterns": []string{text}, "timeoutSeconds": reactionWaitSeconds})
+				time.Sleep(delay)
+				wrote := time.Now()
+				if _, err := tty.WriteString(text + "\r\n"); err != nil {
+					cancel()
+					wait()
+					return 0, err
+				}
+				a := wait()
+				if a.err != nil {
+					return 0, a.err
+				}
+				var w struct{ Outcome, Matched string }
+				if err := decode(a.r, &w); err != nil {
+					return 0, err
+				}
+				switch {
+				case w.Outcome == "timeout":
+					delay *= 2 // the wait began after the write: try again, later
+					continue
+				case w.Outcome != "matched" || !strings.HasSuffix(w.Matched, text): // the first may follow the prompt
+					return 0, fmt.Errorf("wait_for_text %q in %s: outcome %s, matched %q", text, tp.id, w.Outcome, w.Matched)
+				}
+				return a.at.Sub(wrote), nil
+			}
+			return 0, fmt.Errorf("wait_for_text in %s missed its line %d times in a row, written %v to %v after the call", tp.id, reactionTries, reactionDelay, delay/2)
+		})
+		if err != nil {
+			return fmt.Errorf("tmcp: %w", err)
+		}
+		r := durationRow(rowReaction, unitMs, tm, &fl)
+		b.put(r.withTarget("≤ 1 ms median", r.TmcpMedian <= 1))
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("tmcp: %w", err)
-	}
-	r := durationRow(rowReaction, unitMs, tm, &fl)
-	b.put(r.withTarget("≤ 1 ms median", r.TmcpMedian <= 1))
-	return nil
 }
 
 // openTTY opens a pane's terminal for writing: what is written there is
@@ -305,36 +305,29 @@ func openTTY(p benchPane) (*os.File, error) {
 // million measures how soon wait_for_text sees ^MILLION-DONE$, printed
 // after a million lines, once the command has finished, beside how soon a
 // bare control client reads that line. The runs alternate between the two.
-func (b *bench) million(ctx context.Context) (err error) {
-	c, fp, err := b.streamFloor(ctx, "floor-million")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := c.close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
-	tp, err := b.srv.newSession(ctx, "million")
-	if err != nil {
-		return err
-	}
-	var fl, tm []time.Duration
-	for i := range b.cfg.millions {
-		d, err := b.millionFloor(c, fp, i)
+func (b *bench) million(ctx context.Context) error {
+	return b.withStreamFloor(ctx, "floor-million", func(c *controlFloor, fp benchPane) error {
+		tp, err := b.srv.newSession(ctx, "million")
 		if err != nil {
-			return fmt.Errorf("floor: %w", err)
+			return err
 		}
-		fl = append(fl, d)
-		if d, err = b.millionTmcp(ctx, tp, i); err != nil {
-			return fmt.Errorf("tmcp: %w", err)
+		var fl, tm []time.Duration
+		for i := range b.cfg.millions {
+			d, err := b.millionFloor(c, fp, i)
+			if err != nil {
+				return fmt.Errorf("floor: %w", err)
+			}
+			fl = append(fl, d)
+			if d, err = b.millionTmcp(ctx, tp, i); err != nil {
+				return fmt.Errorf("tmcp: %w", err)
+			}
+			tm = append(tm, d)
 		}
-		tm = append(tm, d)
-	}
-	ftm, ffl := summarise(tm), summarise(fl)
-	r := durationRow(rowMillion, unitMs, ftm, &ffl)
-	b.put(r.withTarget("< 500 ms", r.TmcpMedian < 500))
-	return nil
+		ftm, ffl := summarise(tm), summarise(fl)
+		r := durationRow(rowMillion, unitMs, ftm, &ffl)
+		b.put(r.withTarget("< 500 ms", r.TmcpMedian < 500))
+		return nil
+	})
 }
 
 // millionFloor types the million-line command with a bare control client
@@ -364,27 +357,39 @@ func (b *bench) millionFloor(c *controlFloor, p benchPane, i int) (time.Duration
 // send_keys, runs.
 func (b *bench) millionTmcp(ctx context.Context, p benchPane, i int) (time.Duration, error) {
 	stamp := filepath.Join(b.dir, fmt.Sprintf("million-tmcp-%d", i))
-	wait, cancel := b.tmcp.callAsync(ctx, "wait_for_text", map[string]any{"paneId": p.id,
-		"patterns": []string{"^MILLION-DONE$"}, "regex": true, "timeoutSeconds": millionLimitSeconds})
-	time.Sleep(millionStart)
-	if _, err := b.tmcp.call(ctx, "send_keys", map[string]any{"paneId": p.id, "keys": fmt.Sprintf(millionCommand, stamp)}); err != nil {
+	at, err := awaitTyped(ctx, b.tmcp, p.id, "^MILLION-DONE$", fmt.Sprintf(millionCommand, stamp), millionStart, millionLimitSeconds)
+	if err != nil {
+		return 0, err
+	}
+	end, err := readStamp(stamp)
+	return at.Sub(end), err
+}
+
+// awaitTyped has p wait with wait_for_text for a line matching pattern (a
+// regular expression) in pane, types keys there with send_keys start
+// later, and returns when the wait answered; an outcome other than
+// matched is an error.
+func awaitTyped(ctx context.Context, p *tmcpProcess, pane, pattern, keys string, start time.Duration, limitSeconds int) (time.Time, error) {
+	wait, cancel := p.callAsync(ctx, "wait_for_text", map[string]any{"paneId": pane,
+		"patterns": []string{pattern}, "regex": true, "timeoutSeconds": limitSeconds})
+	time.Sleep(start)
+	if _, err := p.call(ctx, "send_keys", map[string]any{"paneId": pane, "keys": keys}); err != nil {
 		cancel()
 		wait()
-		return 0, err
+		return time.Time{}, err
 	}
 	a := wait()
 	if a.err != nil {
-		return 0, a.err
+		return time.Time{}, a.err
 	}
-	var w struct{ Outcome, Matched, Reason string }
+	var w struct{ Outcome, Reason string }
 	if err := decode(a.r, &w); err != nil {
-		return 0, err
+		return time.Time{}, err
 	}
 	if w.Outcome != "matched" {
-		return 0, fmt.Errorf("wait_for_text ^MILLION-DONE$ in %s: outcome %s (%s), want matched", p.id, w.Outcome, w.Reason)
+		return time.Time{}, fmt.Errorf("wait_for_text %s in %s: outcome %s (%s), want matched", pattern, pane, w.Outcome, w.Reason)
 	}
-	end, err := readStamp(stamp)
-	return a.at.Sub(end), err
+	return a.at, nil
 }
 
 // readStamp reads a time written by `date +%s.%N`.

@@ -27,6 +27,7 @@ type reply struct {
 	Fields map[string]any
 	Text   string // the second content block: pane text
 	Err    string // the tool's error, or the protocol's
+	Kind   string // the error's kind (err* below); "" when it succeeded
 	Hung   bool   // abandoned: no answer long past its bound
 }
 
@@ -86,11 +87,13 @@ const (
 	errServerGone      = "server_gone"
 	errCancelled       = "cancelled"
 	errHung            = "hung"
+	errProtocol        = "protocol"
 	errUnnamed         = "unnamed"
 )
 
-// errorKind classifies an error message by the name it gives the failure.
-func errorKind(msg string) string {
+// toolErrorKind classifies a tool's error message by the name it gives
+// the failure.
+func toolErrorKind(msg string) string {
 	switch {
 	case strings.Contains(msg, "no answer from tmux in time"):
 		return errNotAnswering
@@ -112,10 +115,6 @@ func errorKind(msg string) string {
 		return errAlreadyStreamed
 	case strings.Contains(msg, "is busy with job"):
 		return errPaneBusy
-	case strings.Contains(msg, "context canceled"):
-		return errCancelled
-	case strings.Contains(msg, "abandoned"):
-		return errHung
 	}
 	return errUnnamed
 }
@@ -150,10 +149,13 @@ func (c *caller) call(ctx context.Context, tool, pane string, args map[string]an
 	r.End = time.Now()
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
-		r.Hung = true
+		r.Hung, r.Kind = true, errHung
 		r.Err = fmt.Sprintf("abandoned: no answer within %v", bound+c.hangGrace)
 	case err != nil:
-		r.Err = "protocol error: " + err.Error()
+		r.Err, r.Kind = "protocol error: "+err.Error(), errProtocol
+		if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+			r.Kind = errCancelled
+		}
 	case res.IsError:
 		r.Err = "tool error with no text"
 		if len(res.Content) > 0 {
@@ -161,6 +163,7 @@ func (c *caller) call(ctx context.Context, tool, pane string, args map[string]an
 				r.Err = t.Text
 			}
 		}
+		r.Kind = toolErrorKind(r.Err)
 	default:
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			_ = json.Unmarshal(b, &r.Fields)
@@ -188,7 +191,7 @@ func errSuffix(r reply) string {
 // outcome names how a call ended, per tool.
 func outcome(r reply) string {
 	if !r.ok() {
-		return "error:" + errorKind(r.Err)
+		return "error:" + r.Kind
 	}
 	switch r.Tool {
 	case "run_command", "get_job":
@@ -245,7 +248,7 @@ func (s *stats) record(r reply) {
 	}
 	s.outcomes[r.Tool][outcome(r)]++
 	if !r.ok() {
-		s.errKinds[errorKind(r.Err)]++
+		s.errKinds[r.Kind]++
 	}
 	if l := r.latency(); l > s.maxLat[r.Tool] {
 		s.maxLat[r.Tool] = l

@@ -18,7 +18,7 @@ const killDelay = 500 * time.Millisecond
 // judgeError judges a call that ended in an error. Only the stop of tmux
 // excuses an error, and only one that says tmux did not answer.
 func (s *soak) judgeError(r reply) {
-	kind := errorKind(r.Err)
+	kind := r.Kind
 	if kind == errServerGone && !s.srv.Alive() {
 		// The crash is the failure; this is what follows from it.
 		s.checkServer()
@@ -55,7 +55,7 @@ func (s *soak) judgeVictim(r reply, killed [2]time.Time) {
 	}
 	switch {
 	case !r.ok():
-		switch errorKind(r.Err) {
+		switch r.Kind {
 		case errPaneNotFound, errPaneDead, errPaneClosed, errStreamEnded:
 		default:
 			s.st.fail("kill", "%s: on a killed pane: %s", r.describe(), r.Err)

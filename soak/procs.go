@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 // childProcs describes this process's children: the tmux processes tmcp
@@ -24,35 +26,21 @@ type childProcs struct {
 // children reads this process's children from /proc, across all threads.
 func children() (childProcs, error) {
 	var c childProcs
-	self := strconv.Itoa(os.Getpid())
-	tasks, err := os.ReadDir(filepath.Join("/proc", self, "task"))
+	kids, err := tmuxtest.Children(os.Getpid())
 	if err != nil {
 		return c, err
 	}
-	seen := map[string]bool{}
-	for _, t := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc", self, "task", t.Name(), "children"))
-		if err != nil {
-			if os.IsNotExist(err) && t.Name() == self {
-				return c, fmt.Errorf("%w (kernel without CONFIG_PROC_CHILDREN?)", err)
-			}
-			continue // the thread ended meanwhile
+	for _, k := range kids {
+		pid := strconv.Itoa(k)
+		comm, state := procState(pid)
+		c.Total++
+		if strings.HasPrefix(comm, "tmux") {
+			c.Tmux++
 		}
-		for _, pid := range strings.Fields(string(b)) {
-			if seen[pid] {
-				continue
-			}
-			seen[pid] = true
-			comm, state := procState(pid)
-			c.Total++
-			if strings.HasPrefix(comm, "tmux") {
-				c.Tmux++
-			}
-			if state == "Z" {
-				c.Zombies++
-			}
-			c.List = append(c.List, pid+" "+comm+" "+state)
+		if state == "Z" {
+			c.Zombies++
 		}
+		c.List = append(c.List, pid+" "+comm+" "+state)
 	}
 	sort.Strings(c.List)
 	return c, nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 // The test's soak is short and small, with the same faults as the full one.
@@ -26,7 +28,7 @@ func TestSoakAnswersEveryCallInTimeAndLeaksNothing(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Duration, cfg.Panes = testDuration, testPanes
 	cfg.Log = logWriter{t}
-	if raceEnabled {
+	if tmuxtest.RaceEnabled {
 		// The race detector slows tmcp several times over; the bounds
 		// are margins on tmcp's own deadlines, so they widen with it.
 		cfg.Slack *= 3

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,9 +49,15 @@ func doctor(ctx context.Context, w io.Writer, tc *tmux.Client, srv *mcpserver.Se
 	}
 	fmt.Fprintf(w, "inside it:   %s\n", inside)
 	start := time.Now()
-	if _, err := tc.Run(ctx, "display-message", "-p", "ok"); err != nil || !tc.ControlConnected() {
+	_, err = tc.Run(ctx, "display-message", "-p", "ok")
+	if err == nil && !tc.ControlConnected() {
+		// The command ran, as a separate process: tmux would not attach
+		// the control client.
+		err = errors.New("tmux did not attach the control client")
+	}
+	if err != nil {
 		fmt.Fprintf(w, "control:     not working (%v); commands fall back to separate tmux processes\n", err)
-		return err
+		return fmt.Errorf("the control connection is not working: %w", err)
 	}
 	fmt.Fprintf(w, "control:     working (a command took %v)\n", time.Since(start).Round(time.Microsecond))
 	return nil

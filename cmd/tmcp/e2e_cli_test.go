@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +68,28 @@ func TestCommandLine(t *testing.T) {
 	out, err = runCLI(t, srv, nil, "-binary", "/bin/true")
 	if err == nil || !strings.Contains(out, "does not look like tmux") {
 		t.Errorf("-binary /bin/true: %v: %q, want a failure at start-up", err, out)
+	}
+}
+
+// TestDoctorFailsWhenTheControlClientCannotAttach runs -doctor with a tmux
+// that runs every command but refuses control mode: commands still work,
+// as processes, and -doctor must say the control connection does not.
+func TestDoctorFailsWhenTheControlClientCannotAttach(t *testing.T) {
+	srv := tmuxtest.New(t)
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "tmux")
+	body := fmt.Sprintf("#!/bin/sh\nfor a; do [ \"$a\" = -C ] && { echo 'control mode refused' >&2; exit 1; }; done\nexec '%s' \"$@\"\n", real)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, srv, nil, "-socket-path", srv.Socket, "-binary", script, "-doctor")
+	if err == nil || !strings.Contains(out, "server:      running") ||
+		!strings.Contains(out, "control:     not working (tmux did not attach the control client)") ||
+		!strings.Contains(out, "tmcp: the control connection is not working") {
+		t.Errorf("-doctor with control mode refused: %v, want a failure naming the control client:\n%s", err, out)
 	}
 }
 

@@ -1,6 +1,6 @@
 package main
 
-// Helpers for the end-to-end tests in e2e_test.go: the tmcp binary built
+// Helpers for the end-to-end tests (e2e_*_test.go): the tmcp binary built
 // once per run, an MCP client speaking to it over stdio, and small readers
 // of tmux's and the kernel's view of what happened.
 
@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,52 +93,79 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// launchOptions say how a test starts tmcp; the zero value starts it
+// plainly, with TMCP_SAFETY unset.
+type launchOptions struct {
+	tier string   // TMCP_SAFETY, unset when empty
+	env  []string // more NAME=value pairs for tmcp's environment
+	args []string // more command-line arguments
+	// ownStdin has the test hold tmcp's stdin (session.stdin), so it can
+	// close it at a moment of its choosing: the SDK client's Close waits
+	// for the client's own calls in flight before it closes stdin, which
+	// hides how tmcp reacts to EOF during a call.
+	ownStdin bool
+	client   *mcp.ClientOptions        // for notification handlers
+	session  *mcp.ClientSessionOptions // for the protocol version asked for
+	// wrap, when not nil, wraps the command transport.
+	wrap func(mcp.Transport) mcp.Transport
+}
+
 // startTMCP starts tmcp against srv with TMCP_SAFETY=tier (unset when tier
-// is empty) and connects an MCP client to it over the SDK's
-// CommandTransport. The client is closed, and tmcp with it, when the test
-// ends.
+// is empty) and connects an MCP client to it.
 func startTMCP(t *testing.T, srv *tmuxtest.Server, tier string, args ...string) *session {
 	t.Helper()
-	return launch(t, srv, tier, false, nil, args)
+	return launch(t, srv, launchOptions{tier: tier, args: args})
 }
 
 // startTMCPWithEnv is startTMCP with extra environment variables.
 func startTMCPWithEnv(t *testing.T, srv *tmuxtest.Server, tier string, env []string, args ...string) *session {
 	t.Helper()
-	return launch(t, srv, tier, false, env, args)
+	return launch(t, srv, launchOptions{tier: tier, env: env, args: args})
 }
 
-// startTMCPOwningStdin is startTMCP with the test holding tmcp's stdin
-// (session.stdin), so it can close it at a moment of its choosing: the
-// SDK client's Close waits for the client's own calls in flight before it
-// closes stdin, which hides how tmcp reacts to EOF during a call.
+// startTMCPOwningStdin is startTMCP with the test holding tmcp's stdin.
 func startTMCPOwningStdin(t *testing.T, srv *tmuxtest.Server, tier string, args ...string) *session {
 	t.Helper()
-	return launch(t, srv, tier, true, nil, args)
+	return launch(t, srv, launchOptions{tier: tier, args: args, ownStdin: true})
 }
 
-func launch(t *testing.T, srv *tmuxtest.Server, tier string, ownStdin bool, extraEnv, args []string) *session {
+// startTMCPWith is startTMCP with a client made with opts, over the
+// command transport wrapped by wrap when it is not nil.
+func startTMCPWith(t *testing.T, srv *tmuxtest.Server, opts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport) *session {
 	t.Helper()
-	cmd := exec.Command(tmcpBinary, append([]string{"-socket-path", srv.Socket}, args...)...)
+	return launch(t, srv, launchOptions{client: opts, wrap: wrap})
+}
+
+// startTMCPSpeaking is startTMCP with a client made with opts that asks
+// for the given protocol version.
+func startTMCPSpeaking(t *testing.T, srv *tmuxtest.Server, version string, opts *mcp.ClientOptions) *session {
+	t.Helper()
+	return launch(t, srv, launchOptions{client: opts, session: &mcp.ClientSessionOptions{ProtocolVersion: version}})
+}
+
+// launch starts tmcp against srv as o says and connects an MCP client to
+// it. The client is closed, and tmcp with it, when the test ends.
+func launch(t *testing.T, srv *tmuxtest.Server, o launchOptions) *session {
+	t.Helper()
+	cmd := exec.Command(tmcpBinary, append([]string{"-socket-path", srv.Socket}, o.args...)...)
 	var env []string
 	for _, kv := range srv.Env() {
 		if !strings.HasPrefix(kv, "TMCP_") {
 			env = append(env, kv)
 		}
 	}
-	if tier != "" {
-		env = append(env, "TMCP_SAFETY="+tier)
+	if o.tier != "" {
+		env = append(env, "TMCP_SAFETY="+o.tier)
 	}
-	env = append(env, extraEnv...)
-	cmd.Env = env
+	cmd.Env = append(env, o.env...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, o.client)
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	var transport mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
 	var stdin io.WriteCloser
-	if ownStdin {
+	if o.ownStdin {
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -152,17 +180,20 @@ func launch(t *testing.T, srv *tmuxtest.Server, tier string, ownStdin bool, extr
 		stdin = in
 		transport = &mcp.IOTransport{Reader: out, Writer: in}
 	}
-	cs, err := client.Connect(ctx, transport, nil)
+	if o.wrap != nil {
+		transport = o.wrap(transport)
+	}
+	cs, err := client.Connect(ctx, transport, o.session)
 	if err != nil {
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
 		}
-		t.Fatalf("connecting to tmcp (TMCP_SAFETY=%q): %v; stderr: %s", tier, err, stderr.String())
+		t.Fatalf("connecting to tmcp (TMCP_SAFETY=%q): %v; stderr: %s", o.tier, err, stderr.String())
 	}
 	s := &session{t: t, srv: srv, cmd: cmd, cs: cs, stderr: stderr, stdin: stdin}
 	t.Cleanup(func() {
 		_ = cs.Close()
-		if ownStdin {
+		if o.ownStdin {
 			// Nobody else reaps this process.
 			done := make(chan struct{})
 			go func() { _ = cmd.Wait(); close(done) }()
@@ -230,8 +261,8 @@ func (s *session) fail(name string, args map[string]any) string {
 	return allText(res)
 }
 
-// toolNames lists the tools tmcp advertises, sorted.
-func (s *session) toolNames() []string {
+// tools lists the tools tmcp advertises, with their definitions.
+func (s *session) tools() []*mcp.Tool {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -239,12 +270,38 @@ func (s *session) toolNames() []string {
 	if err != nil {
 		s.t.Fatalf("tools/list: %v", err)
 	}
+	return res.Tools
+}
+
+// toolNames lists the names of the tools tmcp advertises, sorted.
+func (s *session) toolNames() []string {
+	s.t.Helper()
 	var names []string
-	for _, tool := range res.Tools {
+	for _, tool := range s.tools() {
 		names = append(names, tool.Name)
 	}
 	sort.Strings(names)
 	return names
+}
+
+// tool returns an advertised tool's definition, failing the test when it
+// is not advertised.
+func (s *session) tool(name string) *mcp.Tool {
+	s.t.Helper()
+	for _, tool := range s.tools() {
+		if tool.Name == name {
+			return tool
+		}
+	}
+	s.t.Fatalf("%s is not advertised", name)
+	return nil
+}
+
+// allTools lists every tool tmcp has, with its definition: the destructive
+// tier offers all.
+func allTools(t *testing.T) []*mcp.Tool {
+	t.Helper()
+	return startTMCP(t, tmuxtest.New(t), "destructive").tools()
 }
 
 // decodeStructured reads a result's structuredContent into out.
@@ -289,21 +346,28 @@ func paneText(t *testing.T, name string, res *mcp.CallToolResult) string {
 	if !ok0 || !ok1 {
 		t.Fatalf("%s: content blocks are %T and %T, want two text blocks", name, res.Content[0], res.Content[1])
 	}
-	if strings.Contains(meta.Text, "\n") {
-		t.Errorf("%s: first block is not compact JSON: %q", name, meta.Text)
-	}
-	var fromBlock, fromStructured map[string]any
-	if err := json.Unmarshal([]byte(meta.Text), &fromBlock); err != nil {
-		t.Fatalf("%s: first block is not JSON: %q: %v", name, meta.Text, err)
-	}
-	decodeStructured(t, name, res, &fromStructured)
-	if !reflect.DeepEqual(fromBlock, fromStructured) {
-		t.Errorf("%s: first block %v differs from structuredContent %v", name, fromBlock, fromStructured)
-	}
+	checkFieldsBlock(t, name, res, meta)
 	if len(text.Text) >= 16 && strings.Contains(meta.Text, text.Text) {
 		t.Errorf("%s: the pane text is sent twice (also inside the fields block)", name)
 	}
 	return text.Text
+}
+
+// checkFieldsBlock checks the text block that carries a reply's fields:
+// compact JSON, equal to its structuredContent.
+func checkFieldsBlock(t *testing.T, name string, res *mcp.CallToolResult, block *mcp.TextContent) {
+	t.Helper()
+	if strings.Contains(block.Text, "\n") {
+		t.Errorf("%s: the fields block is not compact JSON: %q", name, block.Text)
+	}
+	var fromBlock, fromStructured map[string]any
+	if err := json.Unmarshal([]byte(block.Text), &fromBlock); err != nil {
+		t.Fatalf("%s: the fields block is not JSON: %q: %v", name, block.Text, err)
+	}
+	decodeStructured(t, name, res, &fromStructured)
+	if !reflect.DeepEqual(fromBlock, fromStructured) {
+		t.Errorf("%s: the fields block %v differs from structuredContent %v", name, fromBlock, fromStructured)
+	}
 }
 
 // tmuxOne runs a bare tmux command whose answer is one line and returns it.
@@ -370,24 +434,52 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// children returns the ids of a process's children, from every thread's
-// /proc children list.
+// children returns the ids of a process's children, sorted; none when it
+// is gone.
 func children(pid int) []int {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	var out []int
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, w := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(w); err == nil {
-				out = append(out, n)
-			}
+	kids, _ := tmuxtest.Children(pid)
+	return kids
+}
+
+// newChildren returns pid's children not in known, with their command
+// lines.
+func newChildren(pid int, known []int) map[int]string {
+	out := map[int]string{}
+	for _, c := range children(pid) {
+		if !slices.Contains(known, c) {
+			out[c] = cmdline(c)
 		}
 	}
-	sort.Ints(out)
 	return out
+}
+
+// childrenDuring runs f while reading pid's children as often as it can,
+// and returns every child not in known seen meanwhile, with the command
+// line it had when first seen. A tmux command process lives for
+// milliseconds: many samples.
+func childrenDuring(pid int, known []int, f func()) map[int]string {
+	seen := map[int]string{}
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			for c, cl := range newChildren(pid, known) {
+				if _, ok := seen[c]; !ok {
+					seen[c] = cl
+				}
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	func() {
+		defer func() { close(stop); <-sampled }() // also when f fails the test
+		f()
+	}()
+	return seen
 }
 
 // descendants returns children, their children and so on.
@@ -476,53 +568,6 @@ func bareCapture(srv *tmuxtest.Server, pane string, args ...string) []string {
 	return trimBlank(strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
 }
 
-// startTMCPWith starts tmcp against srv, as startTMCP does, with a client
-// made with opts (for notification handlers) over the command transport,
-// wrapped by wrap when it is not nil.
-func startTMCPWith(t *testing.T, srv *tmuxtest.Server, opts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport) *session {
-	t.Helper()
-	return startTMCPClient(t, srv, opts, wrap, nil)
-}
-
-// startTMCPSpeaking starts tmcp against srv, as startTMCPWith does, with
-// a client made with opts that asks for the given protocol version.
-func startTMCPSpeaking(t *testing.T, srv *tmuxtest.Server, version string, opts *mcp.ClientOptions) *session {
-	t.Helper()
-	return startTMCPClient(t, srv, opts, nil, &mcp.ClientSessionOptions{ProtocolVersion: version})
-}
-
-func startTMCPClient(t *testing.T, srv *tmuxtest.Server, opts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport, sessionOpts *mcp.ClientSessionOptions) *session {
-	t.Helper()
-	cmd := exec.Command(tmcpBinary, "-socket-path", srv.Socket)
-	for _, kv := range srv.Env() {
-		if !strings.HasPrefix(kv, "TMCP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	var transport mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
-	if wrap != nil {
-		transport = wrap(transport)
-	}
-	cs, err := client.Connect(ctx, transport, sessionOpts)
-	if err != nil {
-		t.Fatalf("connecting to tmcp: %v; stderr: %s", err, stderr.String())
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		if t.Failed() {
-			if e := stderr.String(); e != "" {
-				t.Logf("tmcp stderr:\n%s", e)
-			}
-		}
-	})
-	return &session{t: t, srv: srv, cmd: cmd, cs: cs, stderr: stderr}
-}
-
 // waitScreenFor is waitScreen with its own time limit.
 func waitScreenFor(t *testing.T, srv *tmuxtest.Server, pane string, d time.Duration, what string, cond func([]string) bool) {
 	t.Helper()
@@ -534,4 +579,79 @@ func waitScreenFor(t *testing.T, srv *tmuxtest.Server, pane string, d time.Durat
 	}) {
 		t.Fatalf("pane %s never showed %s; screen:\n%s", pane, what, strings.Join(lines, "\n"))
 	}
+}
+
+// mainPane returns the id of the active pane of session main.
+func mainPane(srv *tmuxtest.Server) string {
+	return paneFormat(srv, "=main:", "#{pane_id}")
+}
+
+// sessionNames lists the sessions with bare tmux.
+func sessionNames(srv *tmuxtest.Server) []string {
+	return strings.Split(tmuxOne(srv, "list-sessions", "-F", "#{session_name}"), "\n")
+}
+
+// status shows an exit status for a message: "absent" when there is none.
+func status(p *int) string {
+	if p == nil {
+		return "absent"
+	}
+	return strconv.Itoa(*p)
+}
+
+// tmuxWrapper writes a script that logs each tmux invocation to a file and
+// then becomes the real tmux, and returns the script and the log.
+func tmuxWrapper(t *testing.T) (script, log string) {
+	t.Helper()
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script, log = filepath.Join(dir, "tmux"), filepath.Join(dir, "invocations")
+	body := fmt.Sprintf("#!/bin/sh\necho \"$*\" >> '%s'\nexec '%s' \"$@\"\n", log, real)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script, log
+}
+
+// invocations returns the tmux command lines tmuxWrapper has logged.
+func invocations(log string) []string {
+	b, _ := os.ReadFile(log)
+	s := strings.TrimSuffix(string(b), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// shellPane returns the main pane once its shell shows a prompt.
+func shellPane(t *testing.T, srv *tmuxtest.Server) string {
+	t.Helper()
+	pane := mainPane(srv)
+	waitPrompt(t, srv, pane)
+	return pane
+}
+
+// newShellWindow makes a window running sh and waits for its prompt.
+func newShellWindow(t *testing.T, srv *tmuxtest.Server) string {
+	t.Helper()
+	pane := newWindow(srv, "sh")
+	waitPrompt(t, srv, pane)
+	return pane
+}
+
+// waitPrompt waits until the last row of a pane is the shell's prompt.
+func waitPrompt(t *testing.T, srv *tmuxtest.Server, pane string) {
+	t.Helper()
+	waitScreen(t, srv, pane, "a shell prompt on its last row", func(lines []string) bool {
+		lines = trimBlank(lines)
+		if len(lines) == 0 {
+			return false
+		}
+		// The prompt may follow output that ended without a newline.
+		last := strings.TrimRight(lines[len(lines)-1], " ")
+		return strings.HasSuffix(last, "#") || strings.HasSuffix(last, "$")
+	})
 }

@@ -133,7 +133,7 @@ func TestPromptsAsToolOnlyWithTheEnvironment(t *testing.T) {
 	}
 
 	s := startTMCPWithEnv(t, srv, "", []string{"TMCP_PROMPTS_AS_TOOLS=1"})
-	tool := findTool(t, s, "get_prompt")
+	tool := s.tool("get_prompt")
 	for _, name := range []string{"start_service", "find_failing_pane", "watch_job", "recover_stuck_pane"} {
 		if !strings.Contains(tool.Description, name) {
 			t.Errorf("get_prompt description %q does not list %s", tool.Description, name)
@@ -159,30 +159,12 @@ func TestPromptsAsToolOnlyWithTheEnvironment(t *testing.T) {
 	}
 
 	ro := startTMCPWithEnv(t, srv, "readonly", []string{"TMCP_PROMPTS_AS_TOOLS=1"})
-	if d := findTool(t, ro, "get_prompt").Description; strings.Contains(d, "start_service") || !strings.Contains(d, "find_failing_pane") {
+	if d := ro.tool("get_prompt").Description; strings.Contains(d, "start_service") || !strings.Contains(d, "find_failing_pane") {
 		t.Errorf("readonly get_prompt description %q: want only the read-only prompts", d)
 	}
 	if msg := ro.fail("get_prompt", map[string]any{"name": "start_service", "arguments": map[string]string{"command": "x", "readyPattern": "y"}}); !strings.Contains(msg, "readonly") {
 		t.Errorf("readonly get_prompt start_service: %q, want a refusal naming the tier", msg)
 	}
-}
-
-// findTool returns an advertised tool's definition.
-func findTool(t *testing.T, s *session, name string) *mcp.Tool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	res, err := s.cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range res.Tools {
-		if tool.Name == name {
-			return tool
-		}
-	}
-	t.Fatalf("%s is not advertised", name)
-	return nil
 }
 
 // TestStartServiceRecipeWorksAsWritten follows the start_service steps

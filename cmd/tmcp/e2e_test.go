@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -135,14 +134,6 @@ func sorted(lists ...[]string) []string {
 	}
 	slices.Sort(all)
 	return all
-}
-
-func mainPane(srv *tmuxtest.Server) string {
-	return paneFormat(srv, "=main:", "#{pane_id}")
-}
-
-func sessionNames(srv *tmuxtest.Server) []string {
-	return strings.Split(tmuxOne(srv, "list-sessions", "-F", "#{session_name}"), "\n")
 }
 
 func paneIDs(srv *tmuxtest.Server) []string {
@@ -421,13 +412,6 @@ func TestGetPaneInfoReportsTheExitStatusOfADeadPane(t *testing.T) {
 	if len(dead.Panes) == 0 || !dead.Panes[len(dead.Panes)-1].Dead {
 		t.Errorf("list_panes dead=true: %+v, want the dead panes", dead.Panes)
 	}
-}
-
-func status(p *int) string {
-	if p == nil {
-		return "absent"
-	}
-	return strconv.Itoa(*p)
 }
 
 func TestGetPaneInfoNeverReportsSuccessForAPaneKilledByASignal(t *testing.T) {
@@ -994,21 +978,6 @@ func TestKillServerNeedsConfirmAndThenEndsTheServer(t *testing.T) {
 	}
 }
 
-// allTools lists every tool tmcp has (the destructive tier offers all),
-// with its annotations.
-func allTools(t *testing.T) []*mcp.Tool {
-	t.Helper()
-	srv := tmuxtest.New(t)
-	s := startTMCP(t, srv, "destructive")
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	res, err := s.cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Tools
-}
-
 func TestWithNoServerRunningCallsStartNoTmuxServer(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.Empty(t)
@@ -1327,32 +1296,6 @@ func TestAStoppedTmuxFailsCallsByTheDeadlineWhileTmcpKeepsAnswering(t *testing.T
 	}
 }
 
-// tmuxWrapper writes a script that logs each tmux invocation to a file and
-// then becomes the real tmux, and returns the script and the log.
-func tmuxWrapper(t *testing.T) (script, log string) {
-	t.Helper()
-	real, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	script, log = filepath.Join(dir, "tmux"), filepath.Join(dir, "invocations")
-	body := fmt.Sprintf("#!/bin/sh\necho \"$*\" >> '%s'\nexec '%s' \"$@\"\n", log, real)
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return script, log
-}
-
-func invocations(log string) []string {
-	b, _ := os.ReadFile(log)
-	s := strings.TrimSuffix(string(b), "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
 func TestAfterTmuxRestartsCallsSucceedAndGoOverControlModeAgain(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
@@ -1381,40 +1324,17 @@ func TestAfterTmuxRestartsCallsSucceedAndGoOverControlModeAgain(t *testing.T) {
 	// is started for them.
 	persistent := children(s.pid())
 	before := invocations(log)
-	var mu sync.Mutex
-	seen := map[int]string{}
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			for _, pid := range children(s.pid()) {
-				mu.Lock()
-				if _, ok := seen[pid]; !ok {
-					seen[pid] = cmdline(pid)
-				}
-				mu.Unlock()
-			}
-			select {
-			case <-stop:
-				return
-			default:
-			}
+	seen := childrenDuring(s.pid(), persistent, func() {
+		for range 20 {
+			s.ok("list_sessions", nil, nil)
 		}
-	}()
-	for range 20 {
-		s.ok("list_sessions", nil, nil)
-	}
-	close(stop)
-	<-sampled
+	})
 	after := invocations(log)
 	if len(after) != len(before) {
 		t.Errorf("20 list_sessions after a restart started %d tmux processes, want 0: %q", len(after)-len(before), after[len(before):])
 	}
 	for pid, cl := range seen {
-		if !slices.Contains(persistent, pid) {
-			t.Errorf("a child process came and went during the calls: %d %q (persistent: %v)", pid, cl, persistent)
-		}
+		t.Errorf("a child process came and went during the calls: %d %q (persistent: %v)", pid, cl, persistent)
 	}
 	if len(persistent) == 0 {
 		t.Errorf("tmcp has no child process: where is its control client?")

@@ -149,14 +149,7 @@ func decodeFields[T any](t *testing.T, name string, res *mcp.CallToolResult) T {
 	if !ok {
 		t.Fatalf("%s: content block is %T, want text", name, res.Content[0])
 	}
-	var fromBlock, fromStructured map[string]any
-	if err := json.Unmarshal([]byte(block.Text), &fromBlock); err != nil {
-		t.Fatalf("%s: text block is not JSON: %q: %v", name, block.Text, err)
-	}
-	decodeStructured(t, name, res, &fromStructured)
-	if !reflect.DeepEqual(fromBlock, fromStructured) {
-		t.Errorf("%s: text block %v differs from structuredContent %v", name, fromBlock, fromStructured)
-	}
+	checkFieldsBlock(t, name, res, block)
 	return out
 }
 
@@ -225,36 +218,6 @@ func awaitCall(t *testing.T, name string, ch <-chan callResult) callResult {
 // underway use it.
 const setUp = 300 * time.Millisecond
 
-// shellPane returns the main pane once its shell shows a prompt.
-func shellPane(t *testing.T, srv *tmuxtest.Server) string {
-	t.Helper()
-	pane := mainPane(srv)
-	waitPrompt(t, srv, pane)
-	return pane
-}
-
-// newShellWindow makes a window running sh and waits for its prompt.
-func newShellWindow(t *testing.T, srv *tmuxtest.Server) string {
-	t.Helper()
-	pane := newWindow(srv, "sh")
-	waitPrompt(t, srv, pane)
-	return pane
-}
-
-// waitPrompt waits until the last row of a pane is the shell's prompt.
-func waitPrompt(t *testing.T, srv *tmuxtest.Server, pane string) {
-	t.Helper()
-	waitScreen(t, srv, pane, "a shell prompt on its last row", func(lines []string) bool {
-		lines = trimBlank(lines)
-		if len(lines) == 0 {
-			return false
-		}
-		// The prompt may follow output that ended without a newline.
-		last := strings.TrimRight(lines[len(lines)-1], " ")
-		return strings.HasSuffix(last, "#") || strings.HasSuffix(last, "$")
-	})
-}
-
 // openTTY opens a pane's terminal for writing: what the test writes there
 // is the pane's output, at a moment the test chooses.
 func openTTY(t *testing.T, srv *tmuxtest.Server, pane string) *os.File {
@@ -294,6 +257,10 @@ func firstLast(text string) string {
 
 // ---- run_command and get_job ----
 
+// TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput runs commands
+// of every shape — plain, failing, multi-line scripts and heredocs, tabs,
+// control bytes, quotes — each at the prompt, and checks the status, the
+// exact output and its counts.
 func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
@@ -304,16 +271,33 @@ func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 		name, command string
 		status        int
 		output        string
+		shellsOwn     bool // the output is the shell's own message: only the status is exact
 	}{
-		{"one line", "echo hello", 0, "hello"},
-		{"nothing", "true", 0, ""},
-		{"failure", "false", 1, ""},
-		{"no trailing newline", "printf 'no newline'", 0, "no newline"},
-		{"an empty line inside", `printf 'a\n\nb\n'`, 0, "a\n\nb"},
-		{"stderr and a status", "echo out; echo err >&2; (exit 42)", 42, "out\nerr"},
-		{"colour stripped", `printf '\033[31mred\033[0m plain\n'`, 0, "red plain"},
-		{"carriage return overwrites", `printf 'one\rtwo\n'`, 0, "two"},
-		{"a syntax error", "if then", 2, ""},
+		{name: "one line", command: "echo hello", output: "hello"},
+		{name: "nothing", command: "true"},
+		{name: "failure", command: "false", status: 1},
+		{name: "no trailing newline", command: "printf 'no newline'", output: "no newline"},
+		{name: "an empty line inside", command: `printf 'a\n\nb\n'`, output: "a\n\nb"},
+		{name: "stderr and a status", command: "echo out; echo err >&2; (exit 42)", status: 42, output: "out\nerr"},
+		{name: "colour stripped", command: `printf '\033[31mred\033[0m plain\n'`, output: "red plain"},
+		{name: "carriage return overwrites", command: `printf 'one\rtwo\n'`, output: "two"},
+		{name: "a syntax error", command: "if then", status: 2, shellsOwn: true},
+
+		{name: "a tab escape", command: `printf 'a\tb\n'`, output: "a\tb"},
+		{name: "a raw tab", command: "printf '%s\\n' 'a\tb'", output: "a\tb"},
+		{name: "C-c and C-d bytes", command: "echo 'x\x03y\x04z' | od -An -c | tr -s ' '", output: " x 003 y 004 z \\n"},
+		{name: "C-d unquoted, as an argument", command: "echo before; : \x04; echo after", output: "before\nafter"},
+		{name: "C-c alone", command: "echo '\x03' | od -An -c | tr -s ' '", output: " 003 \\n"},
+		{name: "single and double quotes", command: `printf '%s|%s|%s\n' "a'b" 'c"d' "e\\f $((1+2))"`, output: `a'b|c"d|e\f 3`},
+		{name: "nothing expanded in single quotes", command: `echo '$HOME ~ #{pane_id} #(true) ;' "semi;colon"`, output: `$HOME ~ #{pane_id} #(true) ; semi;colon`},
+		{name: "a backslash at the end", command: `echo 'ends with \'`, output: `ends with \`},
+		{name: "non-ASCII", command: "echo 'é ✓'", output: "é ✓"},
+
+		{name: "a loop over lines", command: "for i in 1 2 3\ndo\n  echo line $i\ndone", output: "line 1\nline 2\nline 3"},
+		{name: "a quoted heredoc", command: "cat <<'EOF'\n$HOME stays\n  indented \\ too\nEOF", output: "$HOME stays\n  indented \\ too"},
+		{name: "an expanding heredoc", command: "x=42\ncat <<EOF\nx is $x\nEOF", output: "x is 42"},
+		{name: "a function and a status", command: "f() {\n  echo in f\n  return 7\n}\nf", status: 7, output: "in f"},
+		{name: "a blank line between", command: "echo one\n\necho two", output: "one\ntwo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,8 +310,7 @@ func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 				t.Fatalf("run_command %q: finished %v running %v timedOut %v status %s (reason %q), want finished with %d",
 					tt.command, r.Finished, r.Running, r.TimedOut, status(r.ExitStatus), r.Reason, tt.status)
 			}
-			if tt.name == "a syntax error" {
-				// The shell's message is its own; only the status is exact.
+			if tt.shellsOwn {
 				return
 			}
 			if text != tt.output {
@@ -341,6 +324,10 @@ func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 				t.Errorf("run_command %q: %+v, want %d lines of %d, not truncated, pane %s, a jobId", tt.command, r, wantLines, wantLines, pane)
 			}
 		})
+	}
+	// None of it reached the line editor: the shell is still at its prompt.
+	if got := paneFormat(srv, pane, "#{pane_dead} #{pane_current_command}"); got != "0 sh" {
+		t.Errorf("after the runs pane %s is %q, want its shell alive (\"0 sh\")", pane, got)
 	}
 }
 
@@ -413,68 +400,6 @@ func TestRunCommandExitReportsItsStatusAndTheShellSurvives(t *testing.T) {
 	r, text = s.runCmd(map[string]any{"paneId": pane, "command": "echo alive", "timeoutSeconds": 15})
 	if status(r.ExitStatus) != "0" || text != "alive" {
 		t.Errorf("a run after exit 3: %+v output %q, want 0 and %q", r, text, "alive")
-	}
-}
-
-func TestRunCommandRunsTabsControlBytesAndQuotesAsWritten(t *testing.T) {
-	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
-
-	tests := []struct {
-		name, command, output string
-	}{
-		{"a tab escape", `printf 'a\tb\n'`, "a\tb"},
-		{"a raw tab", "printf '%s\\n' 'a\tb'", "a\tb"},
-		{"C-c and C-d bytes", "echo 'x\x03y\x04z' | od -An -c | tr -s ' '", " x 003 y 004 z \\n"},
-		{"C-d unquoted, as an argument", "echo before; : \x04; echo after", "before\nafter"},
-		{"C-c alone", "echo '\x03' | od -An -c | tr -s ' '", " 003 \\n"},
-		{"single and double quotes", `printf '%s|%s|%s\n' "a'b" 'c"d' "e\\f $((1+2))"`, `a'b|c"d|e\f 3`},
-		{"nothing expanded in single quotes", `echo '$HOME ~ #{pane_id} #(true) ;' "semi;colon"`, `$HOME ~ #{pane_id} #(true) ; semi;colon`},
-		{"a backslash at the end", `echo 'ends with \'`, `ends with \`},
-		{"non-ASCII", "echo 'é ✓'", "é ✓"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := s.on(t)
-			r, text := s.runCmd(map[string]any{"paneId": pane, "command": tt.command, "timeoutSeconds": 15})
-			if status(r.ExitStatus) != "0" || text != tt.output {
-				t.Errorf("run_command %q: status %s output %q (reason %q), want 0 and %q", tt.command, status(r.ExitStatus), text, r.Reason, tt.output)
-			}
-		})
-	}
-	// None of it reached the line editor: the shell is still at its prompt.
-	if got := paneFormat(srv, pane, "#{pane_dead} #{pane_current_command}"); got != "0 sh" {
-		t.Errorf("after the runs pane %s is %q, want its shell alive (\"0 sh\")", pane, got)
-	}
-}
-
-func TestRunCommandRunsAMultiLineScriptAndAHeredoc(t *testing.T) {
-	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
-
-	tests := []struct {
-		name, command string
-		status        int
-		output        string
-	}{
-		{"a loop over lines", "for i in 1 2 3\ndo\n  echo line $i\ndone", 0, "line 1\nline 2\nline 3"},
-		{"a quoted heredoc", "cat <<'EOF'\n$HOME stays\n  indented \\ too\nEOF", 0, "$HOME stays\n  indented \\ too"},
-		{"an expanding heredoc", "x=42\ncat <<EOF\nx is $x\nEOF", 0, "x is 42"},
-		{"a function and a status", "f() {\n  echo in f\n  return 7\n}\nf", 7, "in f"},
-		{"a blank line between", "echo one\n\necho two", 0, "one\ntwo"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := s.on(t)
-			r, text := s.runCmd(map[string]any{"paneId": pane, "command": tt.command, "timeoutSeconds": 15})
-			if status(r.ExitStatus) != strconv.Itoa(tt.status) || text != tt.output {
-				t.Errorf("run_command %q: status %s output %q (reason %q), want %d and %q", tt.command, status(r.ExitStatus), text, r.Reason, tt.status, tt.output)
-			}
-		})
 	}
 }
 
@@ -830,7 +755,7 @@ func TestRunCommandRefusesAPaneThatCannotTakeACommand(t *testing.T) {
 // ---- wait_for_text ----
 
 func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
-	if raceDetector {
+	if tmuxtest.RaceEnabled {
 		// Under the race detector a request takes about 2 ms to be read
 		// off tmcp's stdin, so a line written 1 ms after it was sent comes
 		// before tmcp can know of the call. scripts/test.sh runs this test
@@ -1283,23 +1208,11 @@ func TestWaitForTextSpawnsNoTmuxProcessWhileWaiting(t *testing.T) {
 	started := len(invocations(log))
 
 	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 1})
-	seen := map[int]string{}
-	for done := false; !done; {
-		select {
-		case res := <-ch:
-			if res.err != nil {
-				t.Fatalf("wait_for_text: %v", res.err)
-			}
-			done = true
-		default:
-			for _, pid := range children(s.pid()) {
-				if !slices.Contains(before, pid) {
-					seen[pid] = cmdline(pid)
-				}
-			}
-			time.Sleep(2 * time.Millisecond)
+	seen := childrenDuring(s.pid(), before, func() {
+		if res := <-ch; res.err != nil {
+			t.Fatalf("wait_for_text: %v", res.err)
 		}
-	}
+	})
 	if len(seen) > 0 {
 		t.Errorf("tmcp started processes during a 1s wait_for_text: %v", seen)
 	}
@@ -1695,12 +1608,7 @@ func TestCancelledWaitsReturnPromptlyAndLeaveNoChildProcess(t *testing.T) {
 			now = children(s.pid())
 			return slices.Equal(now, before)
 		}) {
-			var extra []string
-			for _, pid := range now {
-				if !slices.Contains(before, pid) {
-					extra = append(extra, fmt.Sprintf("%d %q", pid, cmdline(pid)))
-				}
-			}
+			extra := newChildren(s.pid(), before)
 			t.Errorf("after a cancelled %s tmcp's children are %v, want only its control clients %v; extra: %v", name, now, before, extra)
 		}
 	}
