@@ -1114,6 +1114,21 @@ func TestWaitForTextReportsAnAlternateScreenProgram(t *testing.T) {
 	}
 }
 
+func TestWaitForTextBegunWhileAFullScreenProgramRunsMatchesAfterItExits(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+
+	// The quotes keep the typed line from reading DONE.
+	srv.Must("send-keys", "-t", pane, `printf '\033[?1049h'; sleep 2; printf '\033[?1049l'; echo DO""NE`, "Enter")
+	waitPane(t, srv, pane, "#{alternate_on}", "1")
+	r, text := s.waitText(map[string]any{"paneId": pane, "patterns": []string{"DONE"}, "timeoutSeconds": 10})
+	if r.Outcome != "matched" || r.Matched != "DONE" || r.AlternateScreen {
+		t.Errorf("a wait begun on the alternate screen: outcome %s matched %q alternateScreen %v, want DONE matched once the program left it (text %q)", r.Outcome, r.Matched, r.AlternateScreen, text)
+	}
+}
+
 func TestWaitForTextResumesFromTheReturnedCursor(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)

@@ -98,7 +98,6 @@ type textWait struct {
 	dec     *pane.Decoder
 	tail    *pane.TailBuffer
 	echo    *echoes
-	alt     bool
 	partial string
 	res     TextResult
 	endAt   int64 // stream offset just after the deciding line, once decided
@@ -169,13 +168,19 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	defer untap()
 
 	w := &textWait{req: req, m: m, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes),
-		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) }), alt: info.AlternateOn}
+		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) })}
+	// The decoder starts on the screen the pane showed, so that a
+	// full-screen program's leaving it is seen.
+	decoder := pane.NewDecoder
+	if info.AlternateOn {
+		decoder = pane.NewDecoderOnAltScreen
+	}
 	lostAtStart := stream.LostBytes()
 
 	switch {
 	case early == stream:
 		data, _, missed := stream.ReadFrom(earlyOff, int(from-earlyOff))
-		w.dec = pane.NewDecoder(earlyOff + missed)
+		w.dec = decoder(earlyOff + missed)
 		if w.chunk(data) {
 			return s.finish(ctx, w, stream, start), nil
 		}
@@ -184,7 +189,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	case cur != nil && cur.Generation == stream.Generation():
 		// Resume: what the ring holds between the cursor and the tap.
 		data, _, missed := stream.ReadFrom(cur.Offset, int(from-cur.Offset))
-		w.dec = pane.NewDecoder(cur.Offset + missed)
+		w.dec = decoder(cur.Offset + missed)
 		if missed > 0 {
 			w.res.Reason = fmt.Sprintf("%d bytes after the cursor were no longer held", missed)
 		}
@@ -201,7 +206,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 				return TextResult{}, err
 			}
 		}
-		w.dec = pane.NewDecoder(from)
+		w.dec = decoder(from)
 		after, err := s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{})
 		if err != nil {
 			return TextResult{}, err
@@ -282,20 +287,19 @@ func (w *textWait) chunk(data []byte) bool {
 	var lines []string
 	var ends []int64
 	w.dec.Decode(data, func(ev pane.Event) {
-		switch ev.Kind {
-		case pane.EventLine:
-			w.tail.Add(ev.Text)
-			if !w.alt && !w.echo.isEcho(ev.Text) {
-				lines = append(lines, ev.Text)
-				ends = append(ends, ev.Offset)
-			}
-		case pane.EventAltScreen:
-			w.alt = ev.Alt
+		if ev.Kind != pane.EventLine {
+			return
+		}
+		w.tail.Add(ev.Text)
+		// A line drawn on the alternate screen is a full-screen program's.
+		if !w.dec.AltScreen() && !w.echo.isEcho(ev.Text) {
+			lines = append(lines, ev.Text)
+			ends = append(ends, ev.Offset)
 		}
 	})
 	if p := w.dec.Partial(); p != w.partial {
 		w.partial = p
-		if p != "" && !w.alt && !w.echo.isPartialEcho(p) {
+		if p != "" && !w.dec.AltScreen() && !w.echo.isPartialEcho(p) {
 			lines = append(lines, p)
 			ends = append(ends, w.dec.Offset())
 		}
@@ -304,7 +308,12 @@ func (w *textWait) chunk(data []byte) bool {
 }
 
 // rows judges screen rows that appeared while the stream was attached.
+// On the alternate screen they are a full-screen program's repainting,
+// not output: the wait reports the alternate screen instead.
 func (w *textWait) rows(rows []string) bool {
+	if w.dec.AltScreen() {
+		return false
+	}
 	var lines []string
 	for _, r := range rows {
 		w.tail.Add(r)
@@ -350,7 +359,7 @@ func (w *textWait) judge(lines []string, ends []int64) bool {
 func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, start time.Time) TextResult {
 	r := w.res
 	r.Lines, r.Truncation = w.tail.Bounded(w.req.MaxLines, w.req.MaxBytes)
-	r.AlternateScreen = w.alt
+	r.AlternateScreen = w.dec.AltScreen()
 	off := w.dec.Offset()
 	if w.endAt > 0 {
 		off = w.endAt
