@@ -105,18 +105,11 @@ func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
 }
 
 // checkPane asks tmux whether a pane still lives, closing its stream if
-// not. It is bounded and goes over the control connection.
+// not, within ctx's deadline and at most tmux.DefaultCommandTimeout.
 func (s *Service) checkPane(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, tmux.DefaultCommandTimeout)
 	defer cancel()
-	p, err := s.tc.PaneInfo(ctx, id)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.hub.CheckPane(id, tmux.Pane{})
-		}
-		return
-	}
-	s.hub.CheckPane(id, p)
+	_, _ = s.hub.Refresh(ctx, id)
 }
 
 // Close ends every job's bookkeeping; the commands themselves go on in
