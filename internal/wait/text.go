@@ -14,6 +14,11 @@ import (
 // success patterns within one piece.
 const maxChunk = 64 << 10
 
+// screenGrace is how long past its timeout a wait that ended unmatched may
+// spend reading the screen it reports: a stalled tmux must not hold the
+// reply back for a whole command timeout.
+const screenGrace = 250 * time.Millisecond
+
 // Outcomes of a wait for text.
 const (
 	OutcomeMatched   = "matched"
@@ -218,6 +223,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 
 	timeout := time.NewTimer(req.Timeout.Duration - time.Since(start))
 	defer timeout.Stop()
+	// A check on a slow tmux must not hold the wait past its deadline.
+	checkCtx, cancelChecks := context.WithDeadline(ctx, start.Add(req.Timeout.Duration))
+	defer cancelChecks()
 	var idle <-chan time.Time
 	var idleTimer *time.Timer
 	if req.Idle > 0 {
@@ -267,7 +275,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		case <-f.ready:
 		case <-changed:
 		case <-liveness.C:
-			s.checkPane(ctx, req.PaneID)
+			s.checkPane(checkCtx, req.PaneID)
 		case <-idle:
 			w.res.Outcome = OutcomeIdle
 			return s.finish(ctx, w, stream, start), nil
@@ -367,6 +375,8 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
 	if r.Outcome != OutcomeMatched && r.Outcome != OutcomeCancelled {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tmux.DefaultCommandTimeout)
+		defer cancel()
+		ctx, cancel = context.WithDeadline(ctx, start.Add(w.req.Timeout.Duration+screenGrace))
 		defer cancel()
 		if screen, err := s.tc.CapturePane(ctx, w.req.PaneID, tmux.CaptureOptions{}); err == nil {
 			// What matches on screen now did not match as new output: it

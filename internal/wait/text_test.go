@@ -260,3 +260,21 @@ func TestWaitForTextTakesNoRepaintOfAFullScreenProgramForOutput(t *testing.T) {
 		t.Fatalf("outcome %s matched %q alternateScreen %v, want a timeout reporting the alternate screen", r.Outcome, r.Matched, r.AlternateScreen)
 	}
 }
+
+func TestWaitForTextReturnsInTimeWhenTmuxStalls(t *testing.T) {
+	f := newFixture(t)
+	// 2.5 s lets the liveness check (every second) start on the stalled
+	// tmux before the timeout; 1 s times out while it would still begin.
+	for _, timeout := range []time.Duration{time.Second, 2500 * time.Millisecond} {
+		t.Run(timeout.String(), func(t *testing.T) {
+			ch := f.waitAsync(TextRequest{Patterns: []string{"never printed"}, Timeout: Timeout{Duration: timeout}})
+			time.Sleep(100 * time.Millisecond)
+			f.srv.Stop()
+			defer f.srv.Continue()
+			r := <-ch
+			if r.Outcome != OutcomeTimeout || r.Elapsed > timeout+600*time.Millisecond {
+				t.Fatalf("a %v wait on a stalled tmux: outcome %s after %v, want a timeout within %v", timeout, r.Outcome, r.Elapsed, timeout+600*time.Millisecond)
+			}
+		})
+	}
+}
