@@ -213,9 +213,9 @@ type channelOut struct {
 	waitTiming
 }
 
-func (s *Server) waitForChannel(ctx context.Context, _ *mcp.CallToolRequest, in channelIn) (*mcp.CallToolResult, channelOut, error) {
+func (s *Server) waitForChannel(ctx context.Context, req *mcp.CallToolRequest, in channelIn) (*mcp.CallToolResult, channelOut, error) {
 	t := s.waits.Clamp(in.TimeoutSeconds, defaultChannelTimeout)
-	r, err := s.waits.WaitForChannel(ctx, in.Channel, t)
+	r, err := s.waits.WaitForChannel(ctx, in.Channel, t, progressFunc(ctx, req, t.Duration))
 	if err != nil {
 		return nil, channelOut{}, explain("waiting on channel "+in.Channel, err)
 	}
