@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,18 +50,18 @@ func (s *Service) Ceiling() time.Duration { return s.ceiling }
 // ParseCeiling reads TMCP_WAIT_MAX_SECONDS: empty gives DefaultCeiling;
 // a value outside [MinCeiling, MaxCeiling] or not a number is an error.
 func ParseCeiling(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return DefaultCeiling, nil
 	}
-	var secs float64
-	if _, err := fmt.Sscan(v, &secs); err != nil || math.IsNaN(secs) {
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(secs) {
 		return 0, fmt.Errorf("TMCP_WAIT_MAX_SECONDS=%q is not a number of seconds", v)
 	}
-	d := time.Duration(secs * float64(time.Second))
-	if d < MinCeiling || d > MaxCeiling {
+	if secs < MinCeiling.Seconds() || secs > MaxCeiling.Seconds() {
 		return 0, fmt.Errorf("TMCP_WAIT_MAX_SECONDS=%q: must be within [%v, %v]", v, MinCeiling, MaxCeiling)
 	}
-	return d, nil
+	return time.Duration(secs * float64(time.Second)), nil
 }
 
 // Timeout is a wait's effective bound.
