@@ -74,16 +74,17 @@ type Timeout struct {
 func (t Timeout) Seconds() float64 { return t.Duration.Seconds() }
 
 // Clamp turns a requested timeout in seconds (0 or less: def) into the
-// effective one, never above the ceiling.
+// effective one, never above the ceiling. It is reported clamped only
+// when the request asked for more: a default above the ceiling is the
+// server's own choice.
 func (s *Service) Clamp(seconds float64, def time.Duration) Timeout {
-	d := def
-	if seconds > 0 {
-		d = time.Duration(seconds * float64(time.Second))
-	}
-	if d > s.ceiling || seconds > s.ceiling.Seconds() {
+	switch {
+	case seconds > s.ceiling.Seconds():
 		return Timeout{Duration: s.ceiling, Clamped: true}
+	case seconds > 0:
+		return Timeout{Duration: time.Duration(seconds * float64(time.Second))}
 	}
-	return Timeout{Duration: d}
+	return Timeout{Duration: min(def, s.ceiling)}
 }
 
 // progress calls fn every progressEvery until stop is called.

@@ -34,3 +34,26 @@ func TestParseCeilingTakesOnlyANumberOfSecondsWithinItsBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestClampReportsClampedOnlyWhenTheRequestAskedForMore(t *testing.T) {
+	s := New(nil, nil, 10*time.Second)
+	tests := []struct {
+		seconds float64
+		def     time.Duration
+		want    Timeout
+	}{
+		{0, 5 * time.Second, Timeout{Duration: 5 * time.Second}},
+		{0, time.Minute, Timeout{Duration: 10 * time.Second}},
+		{-1, time.Minute, Timeout{Duration: 10 * time.Second}},
+		{3, time.Minute, Timeout{Duration: 3 * time.Second}},
+		{0.3, time.Minute, Timeout{Duration: 300 * time.Millisecond}},
+		{10, time.Minute, Timeout{Duration: 10 * time.Second}},
+		{11, time.Second, Timeout{Duration: 10 * time.Second, Clamped: true}},
+		{1e300, time.Second, Timeout{Duration: 10 * time.Second, Clamped: true}},
+	}
+	for _, tt := range tests {
+		if got := s.Clamp(tt.seconds, tt.def); got != tt.want {
+			t.Errorf("Clamp(%v, %v) under a 10s ceiling = %+v, want %+v", tt.seconds, tt.def, got, tt.want)
+		}
+	}
+}
