@@ -42,3 +42,28 @@ func TestEchoes(t *testing.T) {
 		t.Error("one typed line explained away two echoes")
 	}
 }
+
+func TestRowsTakeOnlyTheLastRowForAnEchoInProgress(t *testing.T) {
+	typed := []pane.TypedLine{{Seq: 1, Text: "echo hi"}}
+	tests := []struct {
+		name    string
+		rows    []string
+		matched bool
+	}{
+		{"an output row ending like the typed line", []string{"output: ech", "# "}, true},
+		{"the typed line being echoed on the last row", []string{"# output: ech"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewMatcher([]string{"output"}, nil, false, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &textWait{req: TextRequest{Patterns: []string{"output"}}, m: m, dec: pane.NewDecoder(0),
+				tail: pane.NewTailBuffer(100, 1<<16), echo: newEchoes(func() []pane.TypedLine { return typed })}
+			if got := w.rows(tt.rows); got != tt.matched {
+				t.Fatalf("rows %q with %q typed: matched %v (%q), want %v", tt.rows, typed[0].Text, got, w.res.Matched, tt.matched)
+			}
+		})
+	}
+}

@@ -323,9 +323,10 @@ func (w *textWait) rows(rows []string) bool {
 		return false
 	}
 	var lines []string
-	for _, r := range rows {
+	for i, r := range rows {
 		w.tail.Add(r)
-		if !w.echo.isEcho(r) && !w.echo.isPartialEcho(r) {
+		// Only the last row can be a line still being echoed.
+		if !w.echo.isEcho(r) && (i < len(rows)-1 || !w.echo.isPartialEcho(r)) {
 			lines = append(lines, r)
 		}
 	}
