@@ -2,6 +2,7 @@ package wait
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tmcp/tmcp/internal/pane"
@@ -29,6 +30,7 @@ func TestNewRows(t *testing.T) {
 
 func TestEchoes(t *testing.T) {
 	e := newEchoes(func() []pane.TypedLine { return []pane.TypedLine{{Seq: 1, Text: "sleep 1; echo MARK"}} })
+	e.refresh()
 	if !e.isPartialEcho("$ sleep 1; ec") {
 		t.Error("a half-echoed line was not taken for echo")
 	}
@@ -65,5 +67,23 @@ func TestRowsTakeOnlyTheLastRowForAnEchoInProgress(t *testing.T) {
 				t.Fatalf("rows %q with %q typed: matched %v (%q), want %v", tt.rows, typed[0].Text, got, w.res.Matched, tt.matched)
 			}
 		})
+	}
+}
+
+func TestAChunkLooksUpTheTypedLinesOnce(t *testing.T) {
+	lookups := 0
+	typed := func() []pane.TypedLine {
+		lookups++
+		return []pane.TypedLine{{Seq: 1, Text: "echo hi"}}
+	}
+	m, err := NewMatcher([]string{"never"}, nil, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &textWait{req: TextRequest{Patterns: []string{"never"}}, m: m, dec: pane.NewDecoder(0),
+		tail: pane.NewTailBuffer(100, 1<<16), echo: newEchoes(typed)}
+	w.chunk([]byte(strings.Repeat("a line of output\r\n", 1000) + "a prompt "))
+	if lookups != 1 {
+		t.Fatalf("a chunk of 1000 lines looked the typed lines up %d times, want once", lookups)
 	}
 }

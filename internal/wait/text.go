@@ -294,6 +294,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 func (w *textWait) chunk(data []byte) bool {
 	var lines []string
 	var ends []int64
+	w.echo.refresh()
 	w.dec.Decode(data, func(ev pane.Event) {
 		if ev.Kind != pane.EventLine {
 			return
@@ -322,6 +323,7 @@ func (w *textWait) rows(rows []string) bool {
 	if w.dec.AltScreen() {
 		return false
 	}
+	w.echo.refresh()
 	var lines []string
 	for i, r := range rows {
 		w.tail.Add(r)
