@@ -18,7 +18,7 @@ func TestAJobsResultKeepsItsLinesWhileTheJobWritesOn(t *testing.T) {
 	for i := range jobTailLines {
 		j.add(strconv.Itoa(i))
 	}
-	r := j.result(true, 0, 0, time.Second)
+	r := j.result(true, 0, 0)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
