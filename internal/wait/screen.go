@@ -12,7 +12,7 @@ import (
 // grown; with no alignment (the screen was cleared), every row of after
 // not found in before is new.
 func newRows(before, after []string) []string {
-	before, after = trimBlank(before), trimBlank(after)
+	before, after = pane.TrimBlank(before), pane.TrimBlank(after)
 	if len(before) == 0 {
 		return after
 	}
@@ -52,13 +52,6 @@ func aligned(kept, after []string) (int, bool) {
 		}
 	}
 	return len(kept), true
-}
-
-func trimBlank(rows []string) []string {
-	for len(rows) > 0 && strings.TrimSpace(rows[len(rows)-1]) == "" {
-		rows = rows[:len(rows)-1]
-	}
-	return rows
 }
 
 // echoes tells the shell's echo of text tmcp typed from the output of what

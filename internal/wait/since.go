@@ -113,6 +113,6 @@ func (s *Service) screen(ctx context.Context, paneID string, maxLines, maxBytes 
 	if err != nil {
 		return nil, err
 	}
-	lines, _ := pane.Tail(trimBlank(rows), maxLines, maxBytes)
+	lines, _ := pane.Tail(pane.TrimBlank(rows), maxLines, maxBytes)
 	return lines, nil
 }

@@ -389,7 +389,7 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 					r.AlreadyOnScreen = true
 				}
 			}
-			r.Screen, _ = pane.Tail(trimBlank(screen), w.req.MaxLines, w.req.MaxBytes)
+			r.Screen, _ = pane.Tail(pane.TrimBlank(screen), w.req.MaxLines, w.req.MaxBytes)
 		} else if !errors.Is(err, context.Canceled) && r.Outcome != OutcomePaneDied {
 			r.Reason = "reading the screen: " + err.Error()
 		}
