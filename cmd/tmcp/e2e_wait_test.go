@@ -1039,6 +1039,21 @@ func TestWaitForTextReportsAnAlternateScreenProgram(t *testing.T) {
 	}
 }
 
+func TestWaitForTextBegunWhileAFullScreenProgramRunsMatchesAfterItExits(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+
+	// The quotes keep the typed line from reading DONE.
+	srv.Must("send-keys", "-t", pane, `printf '\033[?1049h'; sleep 2; printf '\033[?1049l'; echo DO""NE`, "Enter")
+	waitPane(t, srv, pane, "#{alternate_on}", "1")
+	r, text := s.waitText(map[string]any{"paneId": pane, "patterns": []string{"DONE"}, "timeoutSeconds": 10})
+	if r.Outcome != "matched" || r.Matched != "DONE" || r.AlternateScreen {
+		t.Errorf("a wait begun on the alternate screen: outcome %s matched %q alternateScreen %v, want DONE matched once the program left it (text %q)", r.Outcome, r.Matched, r.AlternateScreen, text)
+	}
+}
+
 func TestWaitForTextResumesFromTheReturnedCursor(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
@@ -1661,37 +1676,51 @@ func TestLongWaitSendsProgressNotifications(t *testing.T) {
 	srv := tmuxtest.New(t)
 	pane := shellPane(t, srv)
 	var mu sync.Mutex
-	var got []*mcp.ProgressNotificationParams
+	got := map[any][]*mcp.ProgressNotificationParams{}
 	s := startTMCPWith(t, srv, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, req.Params)
+			got[req.Params.ProgressToken] = append(got[req.Params.ProgressToken], req.Params)
 		},
 	}, nil)
 
-	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 7}}
-	params.SetProgressToken("wait-progress-1")
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	res, err := s.cs.CallTool(ctx, params)
-	if err != nil {
-		t.Fatalf("wait_for_text with a progress token: %v", err)
-	}
-	r, _ := decodeText[waitTextOut](t, "wait_for_text", res)
-	if r.Outcome != "timeout" {
-		t.Errorf("wait_for_text: outcome %s, want timeout", r.Outcome)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) == 0 {
-		t.Fatalf("a 7s wait_for_text with a progress token sent no progress notification")
-	}
-	prev := 0.0
-	for _, p := range got {
-		if p.ProgressToken != "wait-progress-1" || p.Progress <= prev {
-			t.Errorf("progress notification %+v: want token wait-progress-1 and progress rising above %v", p, prev)
-		}
-		prev = p.Progress
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 7}},
+		{"wait_for_channel", map[string]any{"channel": "never-signalled", "timeoutSeconds": 7}},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			t.Parallel()
+			token := tc.tool + "-progress"
+			params := &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}
+			params.SetProgressToken(token)
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			res, err := s.cs.CallTool(ctx, params)
+			if err != nil {
+				t.Fatalf("%s with a progress token: %v", tc.tool, err)
+			}
+			var r struct {
+				Outcome string `json:"outcome"`
+			}
+			if decodeStructured(t, tc.tool, res, &r); r.Outcome != "timeout" {
+				t.Errorf("%s: outcome %s, want timeout", tc.tool, r.Outcome)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got[token]) == 0 {
+				t.Fatalf("a 7s %s with a progress token sent no progress notification", tc.tool)
+			}
+			prev := 0.0
+			for _, p := range got[token] {
+				if p.Progress <= prev {
+					t.Errorf("%s: progress notification %+v: want progress rising above %v", tc.tool, p, prev)
+				}
+				prev = p.Progress
+			}
+		})
 	}
 }

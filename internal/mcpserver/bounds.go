@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,14 +28,6 @@ func clamp(v, def, ceiling int) int {
 		return ceiling
 	}
 	return v
-}
-
-// trimTrailingBlank drops empty rows at the bottom of a screen capture.
-func trimTrailingBlank(lines []string) []string {
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
 }
 
 // textResult carries a tool's fields and its pane text. The text goes in

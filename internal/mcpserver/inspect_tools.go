@@ -113,7 +113,7 @@ func (s *Server) snapshotPane(ctx context.Context, _ *mcp.CallToolRequest, in sn
 		return nil, snapshotPaneOut{}, explain("capturing pane "+id, err)
 	}
 	maxLines, maxBytes := limits(in.MaxLines, in.MaxBytes)
-	lines, tr := pane.Tail(trimTrailingBlank(rows), maxLines, maxBytes)
+	lines, tr := pane.Tail(pane.TrimBlank(rows), maxLines, maxBytes)
 	out := snapshotPaneOut{PaneDetail: s.paneDetail(ctx, p), Lines: len(lines), Truncation: tr}
 	return textResult(out, strings.Join(lines, "\n")), out, nil
 }

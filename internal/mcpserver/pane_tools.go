@@ -52,12 +52,10 @@ func (s *Server) respawnPane(ctx context.Context, req *mcp.CallToolRequest, in r
 	// The pane's output stream now comes from another process: end the
 	// old stream at once, so a cursor or wait taken before is told it was
 	// reset instead of reading on across the respawn.
-	info, err := s.tmux.PaneInfo(ctx, id)
+	info, err := s.hub.Refresh(ctx, id)
 	if err != nil {
-		s.hub.CheckPane(id, tmux.Pane{})
 		return nil, respawnedOut{}, explain("pane "+id+" was respawned, but reading it afterwards failed (did its command end at once?)", err)
 	}
-	s.hub.CheckPane(id, info)
 	return nil, respawnedOut{PID: info.PID}, nil
 }
 

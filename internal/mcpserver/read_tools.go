@@ -301,7 +301,7 @@ func (s *Server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 		return nil, capturePaneOut{}, explain("capturing pane "+id, err)
 	}
 	maxLines, maxBytes := limits(in.MaxLines, in.MaxBytes)
-	lines, tr := pane.Tail(trimTrailingBlank(rows), maxLines, maxBytes)
+	lines, tr := pane.Tail(pane.TrimBlank(rows), maxLines, maxBytes)
 	out := capturePaneOut{PaneID: id, Lines: len(lines), Truncation: tr}
 	return textResult(out, strings.Join(lines, "\n")), out, nil
 }

@@ -90,8 +90,7 @@ type jobOut struct {
 	waitTiming
 }
 
-func jobReply(r wait.JobResult, maxLines, maxBytes int, t wait.Timeout) (*mcp.CallToolResult, jobOut) {
-	r = r.Bounded(maxLines, maxBytes)
+func jobReply(r wait.JobResult, t wait.Timeout) (*mcp.CallToolResult, jobOut) {
 	out := jobOut{JobID: r.JobID, PaneID: r.PaneID, Finished: r.Finished, Running: !r.Finished, TimedOut: r.TimedOut,
 		ExitStatus: r.ExitStatus, PaneDied: r.PaneDied, Reason: r.Reason, TotalLines: r.TotalLines, TotalBytes: r.TotalBytes,
 		OutputLost: r.OutputLost, Lines: len(r.Lines), Truncation: r.Truncation, waitTiming: timing(r.Elapsed, t)}
@@ -108,13 +107,13 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in ru
 		return ask, jobOut{}, err
 	}
 	t := s.waits.Clamp(in.TimeoutSeconds, defaultRunTimeout)
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
 	r, err := s.waits.Run(ctx, wait.RunRequest{PaneID: id, Command: in.Command, Timeout: t, Detach: in.Detach,
-		SuppressHistory: in.SuppressHistory, Progress: progressFunc(ctx, req, t.Duration)})
+		SuppressHistory: in.SuppressHistory, MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)})
 	if err != nil {
 		return nil, jobOut{}, explain("running a command in pane "+id, err)
 	}
-	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
-	res, out := jobReply(r, maxLines, maxBytes, t)
+	res, out := jobReply(r, t)
 	return res, out, nil
 }
 
@@ -137,12 +136,12 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in getJob
 	if in.TimeoutSeconds > 0 {
 		t = s.waits.Clamp(in.TimeoutSeconds, 0)
 	}
-	r, err := s.waits.Job(ctx, in.JobID, t, progressFunc(ctx, req, t.Duration))
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
+	r, err := s.waits.Job(ctx, in.JobID, t, maxLines, maxBytes, progressFunc(ctx, req, t.Duration))
 	if err != nil {
 		return nil, jobOut{}, err
 	}
-	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
-	res, out := jobReply(r, maxLines, maxBytes, t)
+	res, out := jobReply(r, t)
 	return res, out, nil
 }
 
@@ -213,9 +212,9 @@ type channelOut struct {
 	waitTiming
 }
 
-func (s *Server) waitForChannel(ctx context.Context, _ *mcp.CallToolRequest, in channelIn) (*mcp.CallToolResult, channelOut, error) {
+func (s *Server) waitForChannel(ctx context.Context, req *mcp.CallToolRequest, in channelIn) (*mcp.CallToolResult, channelOut, error) {
 	t := s.waits.Clamp(in.TimeoutSeconds, defaultChannelTimeout)
-	r, err := s.waits.WaitForChannel(ctx, in.Channel, t)
+	r, err := s.waits.WaitForChannel(ctx, in.Channel, t, progressFunc(ctx, req, t.Duration))
 	if err != nil {
 		return nil, channelOut{}, explain("waiting on channel "+in.Channel, err)
 	}

@@ -120,6 +120,11 @@ type Decoder struct {
 // offset.
 func NewDecoder(offset int64) *Decoder { return &Decoder{off: offset} }
 
+// NewDecoderOnAltScreen returns a decoder that starts with the alternate
+// screen shown: for a stream joined while a full-screen program runs, so
+// that the program's leaving it is seen.
+func NewDecoderOnAltScreen(offset int64) *Decoder { return &Decoder{off: offset, alt: true} }
+
 // Reset discards everything held, as after a gap in the stream, and
 // continues at stream offset offset on the main screen.
 func (d *Decoder) Reset(offset int64) { *d = Decoder{off: offset} }

@@ -221,17 +221,6 @@ func (h *Hub) MarksAt(t time.Time) map[string]Mark {
 	return marks
 }
 
-// StartPID returns the pane process a stream began with: a different pid
-// now means the pane was respawned.
-func (h *Hub) StartPID(paneID string, generation uint64) (int, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if w := h.panes[paneID]; w != nil && w.stream.Generation() == generation {
-		return w.pid, true
-	}
-	return 0, false
-}
-
 // checkPanes closes the streams of panes that died or went away; it runs
 // when tmux reports that the layout changed.
 func (h *Hub) checkPanes() {
@@ -276,6 +265,21 @@ func (h *Hub) CheckPane(id string, p tmux.Pane) {
 	case p.PID != w.pid:
 		h.end(id, w, "the pane was respawned")
 	}
+}
+
+// Refresh asks tmux for a pane's state and closes its stream if the pane
+// died, went away or was respawned. A pane tmux could not report on is
+// taken for gone only if ctx had not expired: a slow tmux closes nothing.
+func (h *Hub) Refresh(ctx context.Context, paneID string) (tmux.Pane, error) {
+	p, err := h.tc.PaneInfo(ctx, paneID)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.CheckPane(paneID, tmux.Pane{})
+		}
+		return tmux.Pane{}, err
+	}
+	h.CheckPane(paneID, p)
+	return p, nil
 }
 
 // Typed records text tmcp typed into a pane, so that waits can tell the

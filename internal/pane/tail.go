@@ -89,9 +89,12 @@ func (b *TailBuffer) TotalLines() int { return b.totalLines }
 func (b *TailBuffer) TotalBytes() int { return b.totalBytes }
 
 // Bounded returns the last lines within tighter bounds, with what was
-// dropped counted against everything ever added.
+// dropped counted against everything ever added. The lines are a copy:
+// the buffer blanks the lines it drops, and a caller may read them while
+// others are added.
 func (b *TailBuffer) Bounded(maxLines, maxBytes int) ([]string, Truncation) {
 	lines, _ := Tail(b.Lines(), maxLines, maxBytes)
+	lines = append([]string(nil), lines...)
 	droppedLines, droppedBytes := b.totalLines-len(lines), b.totalBytes-byteCount(lines)
 	if droppedLines == 0 && droppedBytes == 0 {
 		return lines, Truncation{}

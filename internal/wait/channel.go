@@ -37,15 +37,18 @@ func CheckChannel(name string) error {
 // wait-for runs as its own process (on a shared control connection it
 // would hold every other command back), killed at the timeout. wait-for
 // also returns when the server dies, so the server is checked before a
-// return is called a signal.
-func (s *Service) WaitForChannel(ctx context.Context, channel string, timeout Timeout) (ChannelResult, error) {
+// return is called a signal. progress, if not nil, is called while it
+// waits, as for every wait.
+func (s *Service) WaitForChannel(ctx context.Context, channel string, timeout Timeout, progressFn func(elapsed time.Duration)) (ChannelResult, error) {
 	if err := CheckChannel(channel); err != nil {
 		return ChannelResult{}, err
 	}
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout.Duration)
 	defer cancel()
+	stop := progress(progressFn, start)
 	_, err := s.tc.RunProcess(wctx, "wait-for", channel)
+	stop()
 	elapsed := time.Since(start)
 	switch {
 	case ctx.Err() != nil:

@@ -7,27 +7,17 @@ import (
 	"time"
 )
 
-// Job reports a job, first waiting up to timeout for it to finish.
-func (s *Service) Job(ctx context.Context, id string, timeout Timeout, fn func(time.Duration)) (JobResult, error) {
+// Job reports a job, its output within maxLines and maxBytes (0: all
+// that is kept), first waiting up to timeout for it to finish.
+func (s *Service) Job(ctx context.Context, id string, timeout Timeout, maxLines, maxBytes int, fn func(time.Duration)) (JobResult, error) {
 	j := s.jobs.get(id)
 	if j == nil {
 		return JobResult{}, fmt.Errorf("no job %q: job ids come from run_command, and only the last %d finished jobs (%d MiB of output) are kept", id, maxFinishedJobs, maxFinishedBytes>>20)
 	}
 	if timeout.Duration <= 0 {
-		return j.result(false, 0, 0, time.Since(j.started)), nil
+		return j.result(false, maxLines, maxBytes), nil
 	}
-	r := s.await(ctx, j, timeout, fn, time.Now())
-	r.Elapsed = time.Since(j.started)
-	if r.Finished {
-		r.Elapsed = j.finishedAtDuration()
-	}
-	return r, nil
-}
-
-func (j *job) finishedAtDuration() time.Duration {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.finishedAt.Sub(j.started)
+	return s.await(ctx, j, timeout, maxLines, maxBytes, fn, time.Now()), nil
 }
 
 // jobTable holds the running job of each pane and the recent jobs.

@@ -40,6 +40,8 @@ type RunRequest struct {
 	Timeout         Timeout
 	Detach          bool // return the job id at once
 	SuppressHistory bool // a leading space keeps the typed line out of history
+	MaxLines        int  // bound the output returned; 0: all that is kept
+	MaxBytes        int
 	Progress        func(elapsed time.Duration)
 }
 
@@ -57,8 +59,8 @@ type JobResult struct {
 	Truncation pane.Truncation
 	TotalLines int
 	TotalBytes int
-	OutputLost bool // tmux dropped some of the output
-	Elapsed    time.Duration
+	OutputLost bool          // tmux dropped some of the output
+	Elapsed    time.Duration // since the job started; to its end once finished
 }
 
 // job is one command run in a pane. Its output is taken from the pane's
@@ -112,9 +114,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 		return JobResult{}, err
 	}
 	if req.Detach {
-		return j.result(false, 0, 0, time.Since(start)), nil
+		return j.result(false, req.MaxLines, req.MaxBytes), nil
 	}
-	return s.await(ctx, j, req.Timeout, req.Progress, start), nil
+	return s.await(ctx, j, req.Timeout, req.MaxLines, req.MaxBytes, req.Progress, start), nil
 }
 
 // shellStartWait is how long run_command waits for a pane made to run a
@@ -349,23 +351,25 @@ func (j *job) end(died bool, status int, reason string) {
 	close(j.done)
 }
 
-// await waits for a job to finish within timeout, or the caller to leave.
-func (s *Service) await(ctx context.Context, j *job, timeout Timeout, fn func(time.Duration), start time.Time) JobResult {
+// await waits for a job to finish within timeout of start, or the caller
+// to leave, and reports it within maxLines and maxBytes.
+func (s *Service) await(ctx context.Context, j *job, timeout Timeout, maxLines, maxBytes int, fn func(time.Duration), start time.Time) JobResult {
 	t := time.NewTimer(timeout.Duration - time.Since(start))
 	defer t.Stop()
 	defer progress(fn, start)()
 	select {
 	case <-j.done:
-		return j.result(false, 0, 0, time.Since(start))
+		return j.result(false, maxLines, maxBytes)
 	case <-t.C:
-		return j.result(true, 0, 0, time.Since(start))
+		return j.result(true, maxLines, maxBytes)
 	case <-ctx.Done():
-		return j.result(false, 0, 0, time.Since(start))
+		return j.result(false, maxLines, maxBytes)
 	}
 }
 
-// result reports the job; maxLines and maxBytes of 0 keep everything held.
-func (j *job) result(timedOut bool, maxLines, maxBytes int, elapsed time.Duration) JobResult {
+// result reports the job, its output within maxLines and maxBytes (0:
+// everything held), and the time it has run or ran.
+func (j *job) result(timedOut bool, maxLines, maxBytes int) JobResult {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if maxLines <= 0 {
@@ -376,7 +380,7 @@ func (j *job) result(timedOut bool, maxLines, maxBytes int, elapsed time.Duratio
 	}
 	r := JobResult{JobID: j.id, PaneID: j.paneID, Command: j.command, Finished: j.finished, PaneDied: j.died,
 		Reason: j.reason, TimedOut: timedOut && !j.finished, OutputLost: j.lost,
-		TotalLines: j.tail.TotalLines(), TotalBytes: j.tail.TotalBytes(), Elapsed: elapsed}
+		TotalLines: j.tail.TotalLines(), TotalBytes: j.tail.TotalBytes(), Elapsed: time.Since(j.started)}
 	if j.finished {
 		r.Elapsed = j.finishedAt.Sub(j.started)
 		if !j.died && j.reason == "" {
@@ -386,24 +390,6 @@ func (j *job) result(timedOut bool, maxLines, maxBytes int, elapsed time.Duratio
 	}
 	r.Lines, r.Truncation = j.tail.Bounded(maxLines, maxBytes)
 	return r
-}
-
-// Bounded trims a job result's lines to tighter bounds.
-func (r JobResult) Bounded(maxLines, maxBytes int) JobResult {
-	lines, tr := pane.Tail(r.Lines, maxLines, maxBytes)
-	if tr.Truncated {
-		r.Truncation = pane.Truncation{Truncated: true, DroppedLines: r.TotalLines - len(lines), DroppedBytes: r.TotalBytes - bytesOf(lines)}
-	}
-	r.Lines = lines
-	return r
-}
-
-func bytesOf(lines []string) int {
-	n := 0
-	for _, l := range lines {
-		n += len(l) + 1
-	}
-	return n
 }
 
 func newJobID() string {

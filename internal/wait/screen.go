@@ -12,7 +12,7 @@ import (
 // grown; with no alignment (the screen was cleared), every row of after
 // not found in before is new.
 func newRows(before, after []string) []string {
-	before, after = trimBlank(before), trimBlank(after)
+	before, after = pane.TrimBlank(before), pane.TrimBlank(after)
 	if len(before) == 0 {
 		return after
 	}
@@ -54,19 +54,13 @@ func aligned(kept, after []string) (int, bool) {
 	return len(kept), true
 }
 
-func trimBlank(rows []string) []string {
-	for len(rows) > 0 && strings.TrimSpace(rows[len(rows)-1]) == "" {
-		rows = rows[:len(rows)-1]
-	}
-	return rows
-}
-
 // echoes tells the shell's echo of text tmcp typed from the output of what
 // it ran. Each typed line explains away one echoed line. The typed lines
-// are looked up afresh on each use, so keys typed after a wait began are
-// known too.
+// are looked up afresh for each piece of output (see refresh), so keys
+// typed after a wait began are known too.
 type echoes struct {
 	typed func() []pane.TypedLine
+	lines []pane.TypedLine // as of the last refresh
 	used  map[uint64]bool
 }
 
@@ -74,11 +68,16 @@ func newEchoes(typed func() []pane.TypedLine) *echoes {
 	return &echoes{typed: typed, used: map[uint64]bool{}}
 }
 
+// refresh looks the typed lines up again. Text is recorded as typed before
+// its keys are sent, so lines looked up once a piece of output arrived
+// cover every echo in it.
+func (e *echoes) refresh() { e.lines = e.typed() }
+
 // isEcho reports whether line is the echo of a typed line (the prompt,
 // then the text), and consumes that typed line.
 func (e *echoes) isEcho(line string) bool {
 	line = strings.TrimRight(line, " ")
-	for _, t := range e.typed() {
+	for _, t := range e.lines {
 		if !e.used[t.Seq] && strings.HasSuffix(line, strings.TrimRight(t.Text, " ")) {
 			e.used[t.Seq] = true
 			return true
@@ -94,7 +93,7 @@ const minEchoPrefix = 3
 // isPartialEcho reports whether an unfinished line ends with the start of
 // a typed line: the shell is echoing it.
 func (e *echoes) isPartialEcho(partial string) bool {
-	for _, t := range e.typed() {
+	for _, t := range e.lines {
 		if e.used[t.Seq] {
 			continue
 		}

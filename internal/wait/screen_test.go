@@ -2,6 +2,7 @@ package wait
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tmcp/tmcp/internal/pane"
@@ -29,6 +30,7 @@ func TestNewRows(t *testing.T) {
 
 func TestEchoes(t *testing.T) {
 	e := newEchoes(func() []pane.TypedLine { return []pane.TypedLine{{Seq: 1, Text: "sleep 1; echo MARK"}} })
+	e.refresh()
 	if !e.isPartialEcho("$ sleep 1; ec") {
 		t.Error("a half-echoed line was not taken for echo")
 	}
@@ -40,5 +42,48 @@ func TestEchoes(t *testing.T) {
 	}
 	if e.isEcho("$ sleep 1; echo MARK") {
 		t.Error("one typed line explained away two echoes")
+	}
+}
+
+func TestRowsTakeOnlyTheLastRowForAnEchoInProgress(t *testing.T) {
+	typed := []pane.TypedLine{{Seq: 1, Text: "echo hi"}}
+	tests := []struct {
+		name    string
+		rows    []string
+		matched bool
+	}{
+		{"an output row ending like the typed line", []string{"output: ech", "# "}, true},
+		{"the typed line being echoed on the last row", []string{"# output: ech"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewMatcher([]string{"output"}, nil, false, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &textWait{req: TextRequest{Patterns: []string{"output"}}, m: m, dec: pane.NewDecoder(0),
+				tail: pane.NewTailBuffer(100, 1<<16), echo: newEchoes(func() []pane.TypedLine { return typed })}
+			if got := w.rows(tt.rows); got != tt.matched {
+				t.Fatalf("rows %q with %q typed: matched %v (%q), want %v", tt.rows, typed[0].Text, got, w.res.Matched, tt.matched)
+			}
+		})
+	}
+}
+
+func TestAChunkLooksUpTheTypedLinesOnce(t *testing.T) {
+	lookups := 0
+	typed := func() []pane.TypedLine {
+		lookups++
+		return []pane.TypedLine{{Seq: 1, Text: "echo hi"}}
+	}
+	m, err := NewMatcher([]string{"never"}, nil, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &textWait{req: TextRequest{Patterns: []string{"never"}}, m: m, dec: pane.NewDecoder(0),
+		tail: pane.NewTailBuffer(100, 1<<16), echo: newEchoes(typed)}
+	w.chunk([]byte(strings.Repeat("a line of output\r\n", 1000) + "a prompt "))
+	if lookups != 1 {
+		t.Fatalf("a chunk of 1000 lines looked the typed lines up %d times, want once", lookups)
 	}
 }

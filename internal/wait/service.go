@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,18 +50,18 @@ func (s *Service) Ceiling() time.Duration { return s.ceiling }
 // ParseCeiling reads TMCP_WAIT_MAX_SECONDS: empty gives DefaultCeiling;
 // a value outside [MinCeiling, MaxCeiling] or not a number is an error.
 func ParseCeiling(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return DefaultCeiling, nil
 	}
-	var secs float64
-	if _, err := fmt.Sscan(v, &secs); err != nil || math.IsNaN(secs) {
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(secs) {
 		return 0, fmt.Errorf("TMCP_WAIT_MAX_SECONDS=%q is not a number of seconds", v)
 	}
-	d := time.Duration(secs * float64(time.Second))
-	if d < MinCeiling || d > MaxCeiling {
+	if secs < MinCeiling.Seconds() || secs > MaxCeiling.Seconds() {
 		return 0, fmt.Errorf("TMCP_WAIT_MAX_SECONDS=%q: must be within [%v, %v]", v, MinCeiling, MaxCeiling)
 	}
-	return d, nil
+	return time.Duration(secs * float64(time.Second)), nil
 }
 
 // Timeout is a wait's effective bound.
@@ -72,16 +74,17 @@ type Timeout struct {
 func (t Timeout) Seconds() float64 { return t.Duration.Seconds() }
 
 // Clamp turns a requested timeout in seconds (0 or less: def) into the
-// effective one, never above the ceiling.
+// effective one, never above the ceiling. It is reported clamped only
+// when the request asked for more: a default above the ceiling is the
+// server's own choice.
 func (s *Service) Clamp(seconds float64, def time.Duration) Timeout {
-	d := def
-	if seconds > 0 {
-		d = time.Duration(seconds * float64(time.Second))
-	}
-	if d > s.ceiling || seconds > s.ceiling.Seconds() {
+	switch {
+	case seconds > s.ceiling.Seconds():
 		return Timeout{Duration: s.ceiling, Clamped: true}
+	case seconds > 0:
+		return Timeout{Duration: time.Duration(seconds * float64(time.Second))}
 	}
-	return Timeout{Duration: d}
+	return Timeout{Duration: min(def, s.ceiling)}
 }
 
 // progress calls fn every progressEvery until stop is called.
@@ -105,18 +108,11 @@ func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
 }
 
 // checkPane asks tmux whether a pane still lives, closing its stream if
-// not. It is bounded and goes over the control connection.
+// not, within ctx's deadline and at most tmux.DefaultCommandTimeout.
 func (s *Service) checkPane(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, tmux.DefaultCommandTimeout)
 	defer cancel()
-	p, err := s.tc.PaneInfo(ctx, id)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.hub.CheckPane(id, tmux.Pane{})
-		}
-		return
-	}
-	s.hub.CheckPane(id, p)
+	_, _ = s.hub.Refresh(ctx, id)
 }
 
 // Close ends every job's bookkeeping; the commands themselves go on in

@@ -36,14 +36,12 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 		return SinceResult{}, fmt.Errorf("cursor belongs to pane %s, not %s", c.PaneID, paneID)
 	}
 	stream := s.hub.Stream(c.PaneID)
-	if stream != nil && stream.Generation() == c.Generation {
-		// Reading a stream keeps it going for another linger period.
-		if _, release, err := s.hub.Acquire(ctx, c.PaneID, streamLinger); err == nil {
-			defer release()
-		}
-	}
 	if stream == nil || stream.Generation() != c.Generation {
 		return s.fresh(ctx, c.PaneID, "the cursor's stream has ended (tmcp restarted, the pane was respawned or closed, or it was not read for a while)", maxLines, maxBytes)
+	}
+	// Reading a stream keeps it going for another linger period.
+	if _, release, err := s.hub.Acquire(ctx, c.PaneID, streamLinger); err == nil {
+		defer release()
 	}
 	if closed, reason := stream.Closed(); closed {
 		return s.fresh(ctx, c.PaneID, "the pane's stream ended: "+reason, maxLines, maxBytes)
@@ -55,13 +53,14 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 		// Nothing new: answered without asking tmux.
 		return SinceResult{Cursor: cursor}, nil
 	}
-	info, err := s.tc.PaneInfo(ctx, c.PaneID)
+	// There is output to read: first make sure it came from the process the
+	// cursor's stream began with (a respawn ends the stream).
+	info, err := s.hub.Refresh(ctx, c.PaneID)
 	if err != nil {
 		return SinceResult{}, err
 	}
-	if pid, ok := s.hub.StartPID(c.PaneID, c.Generation); ok && pid != info.PID {
-		s.hub.CheckPane(c.PaneID, info)
-		return s.fresh(ctx, c.PaneID, "the pane was respawned since the cursor was taken", maxLines, maxBytes)
+	if closed, reason := stream.Closed(); closed {
+		return s.fresh(ctx, c.PaneID, "the pane's stream ended: "+reason, maxLines, maxBytes)
 	}
 	data, next, missed := stream.ReadFrom(c.Offset, 0)
 	dec := pane.NewDecoder(c.Offset + missed)
@@ -114,6 +113,6 @@ func (s *Service) screen(ctx context.Context, paneID string, maxLines, maxBytes 
 	if err != nil {
 		return nil, err
 	}
-	lines, _ := pane.Tail(trimBlank(rows), maxLines, maxBytes)
+	lines, _ := pane.Tail(pane.TrimBlank(rows), maxLines, maxBytes)
 	return lines, nil
 }

@@ -127,11 +127,11 @@ func TestWaitForChannel(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		f.srv.Must("wait-for", "-S", "ch1")
 	}()
-	r, err := f.s.WaitForChannel(context.Background(), "ch1", Timeout{Duration: 5 * time.Second})
+	r, err := f.s.WaitForChannel(context.Background(), "ch1", Timeout{Duration: 5 * time.Second}, nil)
 	if err != nil || r.Outcome != ChannelSignalled {
 		t.Fatalf("signalled channel: %+v %v", r, err)
 	}
-	r, err = f.s.WaitForChannel(context.Background(), "ch2", Timeout{Duration: 200 * time.Millisecond})
+	r, err = f.s.WaitForChannel(context.Background(), "ch2", Timeout{Duration: 200 * time.Millisecond}, nil)
 	if err != nil || r.Outcome != ChannelTimeout || r.Elapsed > 2*time.Second {
 		t.Fatalf("unsignalled channel: %+v %v", r, err)
 	}
@@ -142,7 +142,7 @@ func TestWaitForChannel(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		f.srv.Kill()
 	}()
-	r, err = f.s.WaitForChannel(context.Background(), "ch3", Timeout{Duration: 5 * time.Second})
+	r, err = f.s.WaitForChannel(context.Background(), "ch3", Timeout{Duration: 5 * time.Second}, nil)
 	if err != nil || r.Outcome != ChannelServerGone {
 		t.Fatalf("across kill-server: %+v %v, want server_gone", r, err)
 	}

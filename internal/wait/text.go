@@ -14,6 +14,11 @@ import (
 // success patterns within one piece.
 const maxChunk = 64 << 10
 
+// screenGrace is how long past its timeout a wait that ended unmatched may
+// spend reading the screen it reports: a stalled tmux must not hold the
+// reply back for a whole command timeout.
+const screenGrace = 250 * time.Millisecond
+
 // Outcomes of a wait for text.
 const (
 	OutcomeMatched   = "matched"
@@ -98,7 +103,6 @@ type textWait struct {
 	dec     *pane.Decoder
 	tail    *pane.TailBuffer
 	echo    *echoes
-	alt     bool
 	partial string
 	res     TextResult
 	endAt   int64 // stream offset just after the deciding line, once decided
@@ -169,13 +173,19 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	defer untap()
 
 	w := &textWait{req: req, m: m, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes),
-		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) }), alt: info.AlternateOn}
+		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) })}
+	// The decoder starts on the screen the pane showed, so that a
+	// full-screen program's leaving it is seen.
+	decoder := pane.NewDecoder
+	if info.AlternateOn {
+		decoder = pane.NewDecoderOnAltScreen
+	}
 	lostAtStart := stream.LostBytes()
 
 	switch {
 	case early == stream:
 		data, _, missed := stream.ReadFrom(earlyOff, int(from-earlyOff))
-		w.dec = pane.NewDecoder(earlyOff + missed)
+		w.dec = decoder(earlyOff + missed)
 		if w.chunk(data) {
 			return s.finish(ctx, w, stream, start), nil
 		}
@@ -184,7 +194,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	case cur != nil && cur.Generation == stream.Generation():
 		// Resume: what the ring holds between the cursor and the tap.
 		data, _, missed := stream.ReadFrom(cur.Offset, int(from-cur.Offset))
-		w.dec = pane.NewDecoder(cur.Offset + missed)
+		w.dec = decoder(cur.Offset + missed)
 		if missed > 0 {
 			w.res.Reason = fmt.Sprintf("%d bytes after the cursor were no longer held", missed)
 		}
@@ -201,7 +211,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 				return TextResult{}, err
 			}
 		}
-		w.dec = pane.NewDecoder(from)
+		w.dec = decoder(from)
 		after, err := s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{})
 		if err != nil {
 			return TextResult{}, err
@@ -213,6 +223,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 
 	timeout := time.NewTimer(req.Timeout.Duration - time.Since(start))
 	defer timeout.Stop()
+	// A check on a slow tmux must not hold the wait past its deadline.
+	checkCtx, cancelChecks := context.WithDeadline(ctx, start.Add(req.Timeout.Duration))
+	defer cancelChecks()
 	var idle <-chan time.Time
 	var idleTimer *time.Timer
 	if req.Idle > 0 {
@@ -262,7 +275,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		case <-f.ready:
 		case <-changed:
 		case <-liveness.C:
-			s.checkPane(ctx, req.PaneID)
+			s.checkPane(checkCtx, req.PaneID)
 		case <-idle:
 			w.res.Outcome = OutcomeIdle
 			return s.finish(ctx, w, stream, start), nil
@@ -281,21 +294,21 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 func (w *textWait) chunk(data []byte) bool {
 	var lines []string
 	var ends []int64
+	w.echo.refresh()
 	w.dec.Decode(data, func(ev pane.Event) {
-		switch ev.Kind {
-		case pane.EventLine:
-			w.tail.Add(ev.Text)
-			if !w.alt && !w.echo.isEcho(ev.Text) {
-				lines = append(lines, ev.Text)
-				ends = append(ends, ev.Offset)
-			}
-		case pane.EventAltScreen:
-			w.alt = ev.Alt
+		if ev.Kind != pane.EventLine {
+			return
+		}
+		w.tail.Add(ev.Text)
+		// A line drawn on the alternate screen is a full-screen program's.
+		if !w.dec.AltScreen() && !w.echo.isEcho(ev.Text) {
+			lines = append(lines, ev.Text)
+			ends = append(ends, ev.Offset)
 		}
 	})
 	if p := w.dec.Partial(); p != w.partial {
 		w.partial = p
-		if p != "" && !w.alt && !w.echo.isPartialEcho(p) {
+		if p != "" && !w.dec.AltScreen() && !w.echo.isPartialEcho(p) {
 			lines = append(lines, p)
 			ends = append(ends, w.dec.Offset())
 		}
@@ -304,11 +317,18 @@ func (w *textWait) chunk(data []byte) bool {
 }
 
 // rows judges screen rows that appeared while the stream was attached.
+// On the alternate screen they are a full-screen program's repainting,
+// not output: the wait reports the alternate screen instead.
 func (w *textWait) rows(rows []string) bool {
+	if w.dec.AltScreen() {
+		return false
+	}
+	w.echo.refresh()
 	var lines []string
-	for _, r := range rows {
+	for i, r := range rows {
 		w.tail.Add(r)
-		if !w.echo.isEcho(r) && !w.echo.isPartialEcho(r) {
+		// Only the last row can be a line still being echoed.
+		if !w.echo.isEcho(r) && (i < len(rows)-1 || !w.echo.isPartialEcho(r)) {
 			lines = append(lines, r)
 		}
 	}
@@ -350,7 +370,7 @@ func (w *textWait) judge(lines []string, ends []int64) bool {
 func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, start time.Time) TextResult {
 	r := w.res
 	r.Lines, r.Truncation = w.tail.Bounded(w.req.MaxLines, w.req.MaxBytes)
-	r.AlternateScreen = w.alt
+	r.AlternateScreen = w.dec.AltScreen()
 	off := w.dec.Offset()
 	if w.endAt > 0 {
 		off = w.endAt
@@ -358,6 +378,8 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
 	if r.Outcome != OutcomeMatched && r.Outcome != OutcomeCancelled {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tmux.DefaultCommandTimeout)
+		defer cancel()
+		ctx, cancel = context.WithDeadline(ctx, start.Add(w.req.Timeout.Duration+screenGrace))
 		defer cancel()
 		if screen, err := s.tc.CapturePane(ctx, w.req.PaneID, tmux.CaptureOptions{}); err == nil {
 			// What matches on screen now did not match as new output: it
@@ -367,7 +389,7 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 					r.AlreadyOnScreen = true
 				}
 			}
-			r.Screen, _ = pane.Tail(trimBlank(screen), w.req.MaxLines, w.req.MaxBytes)
+			r.Screen, _ = pane.Tail(pane.TrimBlank(screen), w.req.MaxLines, w.req.MaxBytes)
 		} else if !errors.Is(err, context.Canceled) && r.Outcome != OutcomePaneDied {
 			r.Reason = "reading the screen: " + err.Error()
 		}

@@ -59,6 +59,10 @@ func (f *fixture) waitAsync(req TextRequest) <-chan TextResult {
 }
 
 func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
+	if raceDetector {
+		// scripts/test.sh runs this test again without the race detector.
+		t.Skip("timing-sensitive: runs in the build without the race detector")
+	}
 	f := newFixture(t)
 	tty := f.tty("%0")
 	trials := 100
@@ -212,5 +216,69 @@ func TestWaitForTextResumesFromACursor(t *testing.T) {
 	r2 := f.waitText(TextRequest{Patterns: []string{"SECOND"}, Cursor: r.Cursor, Timeout: Timeout{Duration: 500 * time.Millisecond}})
 	if r2.Outcome != OutcomeMatched || r2.Matched != "SECOND" {
 		t.Fatalf("resumed wait: outcome %s matched %q, want SECOND from the cursor", r2.Outcome, r2.Matched)
+	}
+}
+
+func TestWaitForTextBegunOnTheAlternateScreenMatchesOnceTheProgramLeavesIt(t *testing.T) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("streamed %v", streamed), func(t *testing.T) {
+			f := newFixture(t)
+			tty := f.tty("%0")
+			if streamed {
+				_, release, err := f.hub.Acquire(context.Background(), "%0", time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer release()
+			}
+			fmt.Fprint(tty, "\x1b[?1049hFULL SCREEN\r\n")
+			if !tmuxtest.WaitFor(2*time.Second, func() bool {
+				return strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", "%0", "#{alternate_on}")) == "1"
+			}) {
+				t.Fatal("the pane never showed the alternate screen")
+			}
+			ch := f.waitAsync(TextRequest{Patterns: []string{"AFTER"}, Timeout: Timeout{Duration: 3 * time.Second}})
+			time.Sleep(100 * time.Millisecond)
+			fmt.Fprint(tty, "\x1b[?1049lAFTER\r\n")
+			if r := <-ch; r.Outcome != OutcomeMatched || r.Matched != "AFTER" || r.AlternateScreen {
+				t.Fatalf("outcome %s matched %q alternateScreen %v (reason %q), want AFTER matched on the main screen", r.Outcome, r.Matched, r.AlternateScreen, r.Reason)
+			}
+		})
+	}
+}
+
+func TestWaitForTextTakesNoRepaintOfAFullScreenProgramForOutput(t *testing.T) {
+	f := newFixture(t)
+	fmt.Fprint(f.tty("%0"), "\x1b[?1049hPAINT\r\n")
+	if !tmuxtest.WaitFor(2*time.Second, func() bool { return strings.Contains(f.srv.Must("capture-pane", "-p"), "PAINT") }) {
+		t.Fatal("the pane never showed PAINT")
+	}
+	// The screen read as the request arrived was blank: PAINT was drawn
+	// after it, by a program that repaints, before the stream was attached.
+	ctx := WithArrival(context.Background(), Arrival{Screens: map[string][]string{"%0": {}}})
+	r, err := f.s.WaitForText(ctx, withDefaults(TextRequest{Patterns: []string{"PAINT"}, Timeout: Timeout{Duration: 300 * time.Millisecond}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Outcome != OutcomeTimeout || !r.AlternateScreen {
+		t.Fatalf("outcome %s matched %q alternateScreen %v, want a timeout reporting the alternate screen", r.Outcome, r.Matched, r.AlternateScreen)
+	}
+}
+
+func TestWaitForTextReturnsInTimeWhenTmuxStalls(t *testing.T) {
+	f := newFixture(t)
+	// 2.5 s lets the liveness check (every second) start on the stalled
+	// tmux before the timeout; 1 s times out while it would still begin.
+	for _, timeout := range []time.Duration{time.Second, 2500 * time.Millisecond} {
+		t.Run(timeout.String(), func(t *testing.T) {
+			ch := f.waitAsync(TextRequest{Patterns: []string{"never printed"}, Timeout: Timeout{Duration: timeout}})
+			time.Sleep(100 * time.Millisecond)
+			f.srv.Stop()
+			defer f.srv.Continue()
+			r := <-ch
+			if r.Outcome != OutcomeTimeout || r.Elapsed > timeout+600*time.Millisecond {
+				t.Fatalf("a %v wait on a stalled tmux: outcome %s after %v, want a timeout within %v", timeout, r.Outcome, r.Elapsed, timeout+600*time.Millisecond)
+			}
+		})
 	}
 }

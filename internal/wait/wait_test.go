@@ -108,11 +108,10 @@ func TestRunCommandReportsStatusAndExactOutput(t *testing.T) {
 
 func TestRunCommandKeepsTheLastLinesOfALongOutput(t *testing.T) {
 	f := newFixture(t)
-	r := f.run("seq 1 100000", 30*time.Second)
-	if status(r) != "0" || r.TotalLines != 100000 {
-		t.Fatalf("status %s, totalLines %d, want 0 and 100000", status(r), r.TotalLines)
+	b, err := f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: "seq 1 100000", Timeout: Timeout{Duration: 30 * time.Second}, MaxLines: 500, MaxBytes: 1 << 20})
+	if err != nil || status(b) != "0" || b.TotalLines != 100000 {
+		t.Fatalf("status %s, totalLines %d (%v), want 0 and 100000", status(b), b.TotalLines, err)
 	}
-	b := r.Bounded(500, 1<<20)
 	if len(b.Lines) != 500 || b.Lines[0] != "99501" || b.Lines[499] != "100000" || !b.Truncation.Truncated || b.Truncation.DroppedLines != 99500 {
 		t.Fatalf("last lines %q…%q (%d), truncation %+v", b.Lines[0], b.Lines[len(b.Lines)-1], len(b.Lines), b.Truncation)
 	}
@@ -122,7 +121,10 @@ func TestRunCommandAfterHistoryIsFull(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Must("set-option", "-g", "history-limit", "100")
 	f.run("seq 1 3000", 10*time.Second)
-	r := f.run("seq 1 5000", 10*time.Second).Bounded(500, 1<<20)
+	r, err := f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: "seq 1 5000", Timeout: Timeout{Duration: 10 * time.Second}, MaxLines: 500, MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(r.Lines) != 500 || r.Lines[499] != "5000" || r.Lines[0] != "4501" {
 		t.Fatalf("got %d lines, first %q last %q", len(r.Lines), r.Lines[0], r.Lines[len(r.Lines)-1])
 	}
@@ -138,11 +140,11 @@ func TestRunCommandRefusesABusyPaneNamingTheJob(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), first.JobID) {
 		t.Fatalf("second run: err %v, want a refusal naming %s", err, first.JobID)
 	}
-	r, err := f.s.Job(context.Background(), first.JobID, Timeout{Duration: 10 * time.Second}, nil)
+	r, err := f.s.Job(context.Background(), first.JobID, Timeout{Duration: 10 * time.Second}, 0, 0, nil)
 	if err != nil || status(r) != "0" {
 		t.Fatalf("get_job: %+v %v", r, err)
 	}
-	again, _ := f.s.Job(context.Background(), first.JobID, Timeout{}, nil)
+	again, _ := f.s.Job(context.Background(), first.JobID, Timeout{}, 0, 0, nil)
 	if !reflect.DeepEqual(again, r) {
 		t.Fatalf("second read differs:\n%+v\n%+v", again, r)
 	}
@@ -195,7 +197,7 @@ func TestRunCommandTimeoutThenGetJob(t *testing.T) {
 	if !r.TimedOut || r.Finished || r.JobID == "" {
 		t.Fatalf("want a timed-out running job, got %+v", r)
 	}
-	j, err := f.s.Job(context.Background(), r.JobID, Timeout{Duration: 10 * time.Second}, nil)
+	j, err := f.s.Job(context.Background(), r.JobID, Timeout{Duration: 10 * time.Second}, 0, 0, nil)
 	if err != nil || status(j) != "0" || strings.Join(j.Lines, ",") != "done" {
 		t.Fatalf("get_job: %+v %v", j, err)
 	}
