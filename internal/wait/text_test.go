@@ -59,7 +59,7 @@ func (f *fixture) waitAsync(req TextRequest) <-chan TextResult {
 }
 
 func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
-	if raceDetector {
+	if tmuxtest.RaceEnabled {
 		// scripts/test.sh runs this test again without the race detector.
 		t.Skip("timing-sensitive: runs in the build without the race detector")
 	}

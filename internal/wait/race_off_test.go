@@ -1,5 +1,0 @@
-//go:build !race
-
-package wait
-
-const raceDetector = false
