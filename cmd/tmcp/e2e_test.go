@@ -911,6 +911,46 @@ func TestRenameSessionAndWindowReportTheNewName(t *testing.T) {
 	}
 }
 
+func TestTextStartingWithADashIsTextNotAnOption(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := mainPane(srv)
+	window := paneFormat(srv, pane, "#{window_id}")
+	file := filepath.Join(t.TempDir(), "dashes")
+	s := startTMCP(t, srv, "")
+
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "cat > " + file}, nil)
+	waitPane(t, srv, pane, "#{pane_current_command}", "cat")
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "-rf"}, nil)
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "-l", "literal": true}, nil)
+	s.ok("send_keys_batch", map[string]any{"paneId": pane, "keys": []string{"-t", "Enter"}}, nil)
+	srv.Must("send-keys", "-t", pane, "C-d")
+	waitFile(t, file, "-rf\n-l\n-t\n")
+
+	var renamed struct {
+		Name string `json:"name"`
+	}
+	s.ok("rename_window", map[string]any{"windowId": window, "newName": "-x"}, &renamed)
+	if got := paneFormat(srv, window, "#{window_name}"); renamed.Name != "-x" || got != "-x" {
+		t.Errorf("rename_window to -x: reply %q, tmux says %q", renamed.Name, got)
+	}
+	s.ok("rename_session", map[string]any{"sessionName": "main", "newName": "-s"}, &renamed)
+	if renamed.Name != "-s" || !reflect.DeepEqual(sessionNames(srv), []string{"-s"}) {
+		t.Errorf("rename_session to -s: reply %q, tmux has %q", renamed.Name, sessionNames(srv))
+	}
+
+	// A command starting with "-" is the pane's command, not tmux options
+	// (the shell then fails on it; the dead pane stays to be read).
+	srv.Must("set-option", "-g", "remain-on-exit", "on")
+	var made struct {
+		PaneID string `json:"paneId"`
+	}
+	s.ok("create_window", map[string]any{"sessionName": "-s", "command": "-d"}, &made)
+	if got := paneFormat(srv, made.PaneID, "#{pane_start_command}"); got != `"-d"` && got != "-d" {
+		t.Errorf("create_window with command -d: the pane started %q, want -d", got)
+	}
+}
+
 func TestRenameSessionRenamesTheNamedSessionAmongSeveral(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)

@@ -82,8 +82,7 @@ func (s *Server) sendKeysBatch(ctx context.Context, req *mcp.CallToolRequest, in
 	for _, text := range typedRuns(in.Keys) {
 		s.hub.Typed(id, text)
 	}
-	// "--": a key such as "-l" is a key, not an option of send-keys.
-	if _, err := s.tmux.Run(ctx, append([]string{"send-keys", "-t", id, "--"}, in.Keys...)...); err != nil {
+	if err := s.tmux.SendKeys(ctx, id, false, in.Keys...); err != nil {
 		return nil, keysOut{}, explain("sending keys to pane "+id, err)
 	}
 	return nil, keysOut{PaneID: id, Keys: len(in.Keys), IsCaller: isCaller}, nil

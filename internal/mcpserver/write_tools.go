@@ -228,7 +228,7 @@ func (s *Server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 		return nil, renamedOut{}, explain("finding session "+session, err)
 	}
 	id := ids[0] + ":"
-	if _, err := s.tmux.Run(ctx, "rename-session", "-t", id, tmux.EscapeFormat(in.NewName)); err != nil {
+	if err := s.tmux.Rename(ctx, id, in.NewName); err != nil {
 		return nil, renamedOut{}, explain("renaming session "+session, err)
 	}
 	name, err := s.tmux.Expand(ctx, id, "#{session_name}")
@@ -248,7 +248,7 @@ func (s *Server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if err != nil {
 		return nil, renamedOut{}, err
 	}
-	if _, err := s.tmux.Run(ctx, "rename-window", "-t", id, tmux.EscapeFormat(in.NewName)); err != nil {
+	if err := s.tmux.Rename(ctx, id, in.NewName); err != nil {
 		return nil, renamedOut{}, explain("renaming window "+id, err)
 	}
 	name, err := s.tmux.Expand(ctx, id, "#{window_name}")
