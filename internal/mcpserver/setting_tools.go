@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -171,10 +170,6 @@ func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOp
 	scope, target, what, err := s.optionTarget(ctx, in.Scope, in.Target)
 	if err != nil {
 		return nil, settingsOut{}, err
-	}
-	// DESIGN.md §2: tmux 3.3a crashes on set -g window-size manual.
-	if in.Name == "window-size" && in.Value == "manual" && target == "" {
-		return nil, settingsOut{}, errors.New("refusing to set window-size to manual globally: tmux 3.3a can crash on it; set it on one window instead (scope window, target @N)")
 	}
 	if err := s.tmux.SetOption(ctx, scope, target, in.Name, in.Value, in.Unset); err != nil {
 		return nil, settingsOut{}, explainSetting("setting option "+in.Name+" of "+what, err, "show_option")
