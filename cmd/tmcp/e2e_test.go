@@ -1567,3 +1567,27 @@ func TestReplyFieldsAreTheDocumentedNames(t *testing.T) {
 	check("send_keys", map[string]any{"paneId": pane, "keys": "true"}, "paneId", "bytes")
 	check("create_window", map[string]any{"sessionName": "main"}, "sessionId", "sessionName", "windowId", "windowIndex", "windowName", "paneId")
 }
+
+func TestSendKeysOfAKeyNameOrOneLetterIsNotTakenForTheEchoOfALaterLine(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	tty := openTTY(t, srv, pane)
+	s := startTMCP(t, srv, "")
+
+	// With echo off, only the lines the test writes come out of the pane.
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "stty -echo; cat >/dev/null"}, nil)
+	waitPane(t, srv, pane, "#{pane_current_command}", "cat")
+	for _, c := range []struct{ keys, line string }{
+		{"y", "ready"},
+		{"C-c", "press C-c"},
+	} {
+		s.ok("send_keys", map[string]any{"paneId": pane, "keys": c.keys, "enter": false}, nil)
+		start, _ := s.since(map[string]any{"paneId": pane})
+		writeTTY(t, tty, "\r\n"+c.line+"\r\n")
+		r, _ := s.waitText(map[string]any{"paneId": pane, "cursor": start.Cursor, "patterns": []string{c.line}, "timeoutSeconds": 3})
+		if r.Outcome != "matched" || r.Matched != c.line {
+			t.Errorf("after send_keys %q, wait for the line %q: outcome %s matched %q, want it matched (not taken for the echo)", c.keys, c.line, r.Outcome, r.Matched)
+		}
+	}
+}

@@ -146,17 +146,13 @@ func isKeyName(k string) bool {
 	return modified && utf8.RuneCountInString(k) == 1
 }
 
-// minTypedRun is the shortest run of typed text worth recording: shorter
-// ones would be taken for the echo of any line ending in those bytes.
-const minTypedRun = 3
-
 // typedRuns returns the text a key batch types, one run per stretch of
 // keys between key names, for the waits to tell its echo from output.
 func typedRuns(keys []string) []string {
 	var runs []string
 	var run strings.Builder
 	flush := func() {
-		if len(strings.TrimSpace(run.String())) >= minTypedRun {
+		if run.Len() > 0 {
 			runs = append(runs, run.String())
 		}
 		run.Reset()

@@ -60,9 +60,9 @@ func TestTypedRunsAreTheTextBetweenKeyNames(t *testing.T) {
 	}{
 		{[]string{"Escape", ":wq", "Enter"}, []string{":wq"}},
 		{[]string{"echo ", "hi", "Enter", "ls -l", "Enter"}, []string{"echo hi", "ls -l"}},
-		{[]string{"q"}, nil},
+		{[]string{"q"}, []string{"q"}}, // too short to record: pane.Hub.Typed drops it
 		{[]string{"Down", "Down", "Enter"}, nil},
-		{[]string{"a", "b", "C-c", "cd"}, nil},
+		{[]string{"a", "b", "C-c", "cd"}, []string{"ab", "cd"}},
 	}
 	for _, c := range cases {
 		if got := typedRuns(c.keys); !reflect.DeepEqual(got, c.want) {

@@ -57,8 +57,11 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 	if ask != nil || err != nil {
 		return ask, sentOut{}, err
 	}
-	// Recorded before it is sent, so its echo is known when it comes back.
-	s.hub.Typed(id, in.Keys)
+	// Recorded before it is sent, so its echo is known when it comes back;
+	// a key name (C-c) types no text of its own.
+	if in.Literal || !isKeyName(in.Keys) {
+		s.hub.Typed(id, in.Keys)
+	}
 	if in.Literal {
 		if in.Keys != "" {
 			err = s.tmux.SendKeys(ctx, id, true, in.Keys)
