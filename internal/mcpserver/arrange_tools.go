@@ -289,7 +289,7 @@ func (s *Server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in move
 	} else if err := checkSessionName(dest); err != nil {
 		return nil, movedWindowOut{}, err
 	}
-	target := sessionTarget(dest)
+	target := tmux.SessionTarget(dest)
 	if in.Index != nil {
 		target += strconv.Itoa(*in.Index)
 	}

@@ -328,7 +328,7 @@ func (s *Server) displayMessage(ctx context.Context, _ *mcp.CallToolRequest, in 
 		target, err = in.WindowID, checkWindowID(in.WindowID)
 		label = target
 	case in.Session != "":
-		target, err = sessionTarget(in.Session), checkSessionName(in.Session)
+		target, err = tmux.SessionTarget(in.Session), checkSessionName(in.Session)
 		label = in.Session
 	default:
 		target, err = s.pane(ctx, in.PaneID)

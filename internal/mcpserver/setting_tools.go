@@ -323,7 +323,7 @@ func (s *Server) pipePane(ctx context.Context, _ *mcp.CallToolRequest, in pipePa
 	if err := s.tmux.PipePane(ctx, id, in.Command); err != nil {
 		return nil, pipedOut{}, explain(doing, err)
 	}
-	piped, err := s.tmux.Expand(ctx, id, "#{pane_pipe}")
+	piped, err := s.tmux.Fields(ctx, id, "pane_pipe")
 	if err != nil {
 		return nil, pipedOut{}, explain("reading whether pane "+id+" is piped", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/tmcp/tmcp/internal/tmux"
 )
 
 var (
@@ -102,6 +100,3 @@ func only(arg, lister string, ids []string) (string, error) {
 	}
 	return "", fmt.Errorf("%s is required: there are %d (%s); call %s to choose", arg, len(ids), strings.Join(shown, ", "), lister)
 }
-
-// sessionTarget is the exact-match target for a session name.
-func sessionTarget(name string) string { return tmux.SessionTarget(name) }

@@ -226,7 +226,7 @@ func (s *Server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 		return nil, renamedOut{}, fmt.Errorf("newName: %w", err)
 	}
 	// Read the id first: after the rename the old name no longer finds it.
-	ids, err := s.tmux.Expand(ctx, sessionTarget(session), "#{session_id}")
+	ids, err := s.tmux.Fields(ctx, tmux.SessionTarget(session), "session_id")
 	if err != nil {
 		return nil, renamedOut{}, explain("finding session "+session, err)
 	}
@@ -234,7 +234,7 @@ func (s *Server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 	if err := s.tmux.Rename(ctx, id, in.NewName); err != nil {
 		return nil, renamedOut{}, explain("renaming session "+session, err)
 	}
-	name, err := s.tmux.Expand(ctx, id, "#{session_name}")
+	name, err := s.tmux.Fields(ctx, id, "session_name")
 	if err != nil {
 		return nil, renamedOut{}, explain("reading the new name of session "+ids[0], err)
 	}
@@ -254,7 +254,7 @@ func (s *Server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if err := s.tmux.Rename(ctx, id, in.NewName); err != nil {
 		return nil, renamedOut{}, explain("renaming window "+id, err)
 	}
-	name, err := s.tmux.Expand(ctx, id, "#{window_name}")
+	name, err := s.tmux.Fields(ctx, id, "window_name")
 	if err != nil {
 		return nil, renamedOut{}, explain("reading the new name of window "+id, err)
 	}
