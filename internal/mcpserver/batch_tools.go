@@ -8,10 +8,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/pane"
 )
 
 // Bounds on a batch.
@@ -251,14 +252,9 @@ func runInBatch(ctx context.Context, req *mcp.CallToolRequest, p planned) (callD
 	if res != nil && len(res.Content) > 1 {
 		// By convention (textResult) the first block repeats the fields.
 		done.Text = batchText(res.Content[1:])
-		if room := maxBatchCallBytes - len(result); len(done.Text) > room {
-			cut := len(done.Text) - room
-			for cut < len(done.Text) && !utf8.RuneStart(done.Text[cut]) {
-				cut++
-			}
-			done.DroppedBytes += cut
-			done.Text = done.Text[cut:]
-		}
+		var cut int
+		done.Text, cut = pane.TailBytes(done.Text, maxBatchCallBytes-len(result))
+		done.DroppedBytes += cut
 	}
 	return done, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
@@ -330,7 +331,7 @@ func (s *Server) showBuffer(ctx context.Context, _ *mcp.CallToolRequest, in show
 		return nil, showBufferOut{}, explain(fmt.Sprintf("reading buffer %q", b.Name), err)
 	}
 	_, maxBytes := limits(0, in.MaxBytes)
-	text, dropped := tailBytes(text, maxBytes)
+	text, dropped := pane.TailBytes(text, maxBytes)
 	out := showBufferOut{Name: b.Name, Truncated: dropped > 0, DroppedBytes: dropped}
 	if in.Name == "" {
 		for i, other := range all {
@@ -341,19 +342,6 @@ func (s *Server) showBuffer(ctx context.Context, _ *mcp.CallToolRequest, in show
 		}
 	}
 	return textResult(out, text), out, nil
-}
-
-// tailBytes keeps the last max bytes of text, not starting inside a UTF-8
-// character, and says how many it dropped.
-func tailBytes(text string, max int) (string, int) {
-	if len(text) <= max {
-		return text, 0
-	}
-	cut := len(text) - max
-	for cut < len(text) && text[cut]&0xC0 == 0x80 {
-		cut++
-	}
-	return text[cut:], cut
 }
 
 type deleteBufferIn struct {

@@ -95,28 +95,6 @@ func TestCheckBufferName(t *testing.T) {
 	}
 }
 
-func TestTailBytesKeepsTheEndWithinWholeCharacters(t *testing.T) {
-	cases := []struct {
-		text    string
-		max     int
-		want    string
-		dropped int
-	}{
-		{"hello", 10, "hello", 0},
-		{"hello", 5, "hello", 0},
-		{"hello", 3, "llo", 2},
-		{"aé", 1, "", 3},   // the 2-byte é does not fit in 1 byte
-		{"aéb", 2, "b", 3}, // nor is it cut in half
-		{"aéb", 3, "éb", 1},
-	}
-	for _, c := range cases {
-		got, dropped := tailBytes(c.text, c.max)
-		if got != c.want || dropped != c.dropped {
-			t.Errorf("tailBytes(%q, %d) = %q, %d; want %q, %d", c.text, c.max, got, dropped, c.want, c.dropped)
-		}
-	}
-}
-
 func TestServerStateReadsTheProbe(t *testing.T) {
 	cases := []struct {
 		err  error
