@@ -294,11 +294,7 @@ func (s *Server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in move
 		target += strconv.Itoa(*in.Index)
 	}
 	if _, err := s.tmux.Run(ctx, "move-window", "-d", "-s", id, "-t", target); err != nil {
-		err = explain("moving window "+id+" to "+strings.TrimPrefix(target, "="), err)
-		if strings.Contains(err.Error(), "index in use") {
-			err = fmt.Errorf("%w; choose a free index (call list_windows) or leave index out", err)
-		}
-		return nil, movedWindowOut{}, err
+		return nil, movedWindowOut{}, explain("moving window "+id+" to "+strings.TrimPrefix(target, "="), err)
 	}
 	f, err := s.tmux.Fields(ctx, id, "session_name", "window_index")
 	if err != nil {

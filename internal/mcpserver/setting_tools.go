@@ -110,27 +110,6 @@ func checkOptionName(name string) error {
 	return nil
 }
 
-// explainSetting is explain with the next call for the messages of the
-// option, environment and hook commands: their targets are missing as
-// "no such …", and their names unknown.
-func explainSetting(doing string, err error, list string) error {
-	err = explain(doing, err)
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "no such session"):
-		return fmt.Errorf("%s; call list_sessions to see the sessions", msg)
-	case strings.Contains(msg, "no such window"):
-		return fmt.Errorf("%s; call list_windows to see the windows", msg)
-	case strings.Contains(msg, "no such pane"):
-		return fmt.Errorf("%s; call list_panes to see the panes", msg)
-	case strings.Contains(msg, "invalid option") || strings.Contains(msg, "ambiguous option"):
-		return fmt.Errorf("%s; check the name, or call %s without name to list them", msg, list)
-	case strings.Contains(msg, "unknown variable"):
-		return fmt.Errorf("%s; call %s without name to list them", msg, list)
-	}
-	return err
-}
-
 func (s *Server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in showOptionIn) (*mcp.CallToolResult, settingsOut, error) {
 	if in.Name != "" {
 		if err := checkOptionName(in.Name); err != nil {
@@ -147,7 +126,7 @@ func (s *Server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in show
 		if in.Name != "" {
 			doing = "showing option " + in.Name + " of " + what
 		}
-		return nil, settingsOut{}, explainSetting(doing, err, "show_option")
+		return nil, settingsOut{}, explain(doing, err)
 	}
 	return nil, boundSettings(opts), nil
 }
@@ -172,7 +151,7 @@ func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOp
 		return nil, settingsOut{}, err
 	}
 	if err := s.tmux.SetOption(ctx, scope, target, in.Name, in.Value, in.Unset); err != nil {
-		return nil, settingsOut{}, explainSetting("setting option "+in.Name+" of "+what, err, "show_option")
+		return nil, settingsOut{}, explain("setting option "+in.Name+" of "+what, err)
 	}
 	opts, err := s.tmux.ShowOptions(ctx, scope, target, in.Name)
 	if err != nil {
@@ -180,7 +159,7 @@ func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOp
 			// A user option unset where it has no parent is gone.
 			return nil, boundSettings(nil), nil
 		}
-		return nil, settingsOut{}, explainSetting("reading back option "+in.Name+" of "+what, err, "show_option")
+		return nil, settingsOut{}, explain("reading back option "+in.Name+" of "+what, err)
 	}
 	return nil, boundSettings(opts), nil
 }
@@ -223,7 +202,7 @@ func (s *Server) showEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in
 	}
 	vars, err := s.tmux.ShowEnvironment(ctx, session, in.Name)
 	if err != nil {
-		return nil, settingsOut{}, explainSetting("reading "+in.Name+" in "+what, err, "show_environment")
+		return nil, settingsOut{}, explain("reading "+in.Name+" in "+what, err)
 	}
 	return nil, boundSettings(vars), nil
 }
@@ -253,14 +232,14 @@ func (s *Server) setEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in 
 		err = s.tmux.SetEnvironment(ctx, session, in.Name, in.Value)
 	}
 	if err != nil {
-		return nil, settingsOut{}, explainSetting("setting "+in.Name+" in "+what, err, "show_environment")
+		return nil, settingsOut{}, explain("setting "+in.Name+" in "+what, err)
 	}
 	vars, err := s.tmux.ShowEnvironment(ctx, session, in.Name)
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown variable") {
 			return nil, boundSettings(nil), nil
 		}
-		return nil, settingsOut{}, explainSetting("reading back "+in.Name+" in "+what, err, "show_environment")
+		return nil, settingsOut{}, explain("reading back "+in.Name+" in "+what, err)
 	}
 	return nil, boundSettings(vars), nil
 }
@@ -293,7 +272,7 @@ func (s *Server) showHooks(ctx context.Context, _ *mcp.CallToolRequest, in showH
 		if session != "" {
 			what = "hooks of session " + session
 		}
-		return nil, settingsOut{}, explainSetting("listing "+what, err, "show_hooks")
+		return nil, settingsOut{}, explain("listing "+what, err)
 	}
 	return nil, boundSettings(hooks), nil
 }
