@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -346,7 +345,7 @@ func (s *Server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if err != nil {
 		return nil, titleOut{}, err
 	}
-	if err := checkTitle(in.Title); err != nil {
+	if err := checkText("title", in.Title, maxTitleBytes); err != nil {
 		return nil, titleOut{}, fmt.Errorf("setting the title of pane %s: %w", id, err)
 	}
 	// select-pane -T expands its argument as a format: '#' is escaped so
@@ -364,16 +363,17 @@ func (s *Server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in se
 // maxTitleBytes bounds a pane title.
 const maxTitleBytes = 1024
 
-// checkTitle refuses what tmux would silently not set: invalid UTF-8 and
-// control characters.
-func checkTitle(t string) error {
+// checkText refuses a name or title (what) that tmux would mangle or
+// silently not set, or a model could not read back: over max bytes,
+// invalid UTF-8, or holding a control character.
+func checkText(what, s string, max int) error {
 	switch {
-	case len(t) > maxTitleBytes:
-		return fmt.Errorf("title is %d bytes, over %d", len(t), maxTitleBytes)
-	case !utf8.ValidString(t):
-		return errors.New("title is not valid UTF-8")
-	case strings.ContainsFunc(t, unicode.IsControl):
-		return errors.New("title holds a control character (tmux keeps no newline or tab in a title)")
+	case len(s) > max:
+		return fmt.Errorf("%s is %d bytes, more than %d", what, len(s), max)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s %q is not valid UTF-8", what, s)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return fmt.Errorf("%s %q holds a control character (tmux keeps no newline or tab)", what, s)
 	}
 	return nil
 }

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -169,22 +169,6 @@ func typedRuns(keys []string) []string {
 	return runs
 }
 
-// checkBufferName refuses names tmux would mangle or a model could not
-// read back: empty, too long, not UTF-8, or holding control characters.
-func checkBufferName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("buffer name is empty")
-	case len(name) > maxBufferName:
-		return fmt.Errorf("buffer name is %d bytes, more than %d", len(name), maxBufferName)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("buffer name %q is not UTF-8", name)
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fmt.Errorf("buffer name %q holds a control character", name)
-	}
-	return nil
-}
-
 // bufferOut names the buffer a buffer tool used, and its size.
 type bufferOut struct {
 	Name  string `json:"name"`
@@ -203,7 +187,7 @@ type pasteOut struct {
 // is an error naming it and the buffers there are.
 func (s *Server) findBuffer(ctx context.Context, name string) (tmux.Buffer, []tmux.Buffer, error) {
 	if name != "" {
-		if err := checkBufferName(name); err != nil {
+		if err := checkText("buffer name", name, maxBufferName); err != nil {
 			return tmux.Buffer{}, nil, err
 		}
 	}
@@ -231,15 +215,7 @@ func (s *Server) findBuffer(ctx context.Context, name string) (tmux.Buffer, []tm
 
 // bufferNames quotes the first buffer names for a message.
 func bufferNames(all []tmux.Buffer) string {
-	var names []string
-	for i, b := range all {
-		if i == maxListedIDs {
-			names = append(names, "…")
-			break
-		}
-		names = append(names, fmt.Sprintf("%q", b.Name))
-	}
-	return strings.Join(names, ", ")
+	return firstIDs(idsOf(all, func(b tmux.Buffer) string { return strconv.Quote(b.Name) }))
 }
 
 type loadBufferIn struct {
@@ -249,7 +225,7 @@ type loadBufferIn struct {
 
 func (s *Server) loadBuffer(ctx context.Context, _ *mcp.CallToolRequest, in loadBufferIn) (*mcp.CallToolResult, bufferOut, error) {
 	if in.Name != "" {
-		if err := checkBufferName(in.Name); err != nil {
+		if err := checkText("buffer name", in.Name, maxBufferName); err != nil {
 			return nil, bufferOut{}, err
 		}
 	}

@@ -79,7 +79,6 @@ func TestCheckBufferName(t *testing.T) {
 		{"notes", true},
 		{"buffer0", true},
 		{"with space and ünïcode", true},
-		{"", false},
 		{strings.Repeat("n", maxBufferName), true},
 		{strings.Repeat("n", maxBufferName+1), false},
 		{"new\nline", false},
@@ -89,8 +88,8 @@ func TestCheckBufferName(t *testing.T) {
 		{"bad\xffutf8", false},
 	}
 	for _, c := range cases {
-		if err := checkBufferName(c.name); (err == nil) != c.ok {
-			t.Errorf("checkBufferName(%q) = %v, want ok %v", c.name, err, c.ok)
+		if err := checkText("buffer name", c.name, maxBufferName); (err == nil) != c.ok {
+			t.Errorf("checkText(buffer name, %q) = %v, want ok %v", c.name, err, c.ok)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/workspace"
 )
 
 // Bounds on a listing of options, variables or hooks: the first items are
@@ -18,13 +19,9 @@ const (
 	maxSettingsBytes = DefaultMaxBytes
 )
 
-var (
-	// optionNamePattern: a built-in option, a user option (@x), or an
-	// array item (name[2]); nothing tmux's parser could read as more.
-	optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[0-9]+\])?$`)
-	// envNamePattern: a portable environment variable name.
-	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// optionNamePattern: a built-in option, a user option (@x), or an array
+// item (name[2]); nothing tmux's parser could read as more.
+var optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[0-9]+\])?$`)
 
 // settingTools returns options, environment, hooks and pipe_pane.
 func (s *Server) settingTools() []toolDef {
@@ -184,7 +181,7 @@ func (s *Server) envSession(ctx context.Context, session string, global bool) (s
 }
 
 func checkEnvName(name string) error {
-	if !envNamePattern.MatchString(name) {
+	if !workspace.IsEnvName(name) {
 		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
 	}
 	return nil

@@ -60,6 +60,10 @@ func (p Plan) Dirs() []Dir { return p.dirs }
 // envName is what an environment variable may be called.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// IsEnvName reports whether name is a portable environment variable name:
+// letters, digits and _, not starting with a digit.
+func IsEnvName(name string) bool { return envName.MatchString(name) }
+
 // A LayoutChecker checks a window's layout as the document gives it and
 // returns what to hand tmux, and how many panes a layout string describes
 // (0 for a named layout).
