@@ -47,7 +47,7 @@ func (s *Server) buildWorkspace(ctx context.Context, _ *mcp.CallToolRequest, in 
 		}
 	}
 	sessions, err := s.tmux.ListSessions(ctx)
-	if err != nil && !tmux.IsNoServer(err) {
+	if err != nil {
 		return nil, workspaceOut{}, explain("listing sessions before building "+plan.Session, err)
 	}
 	if slices.ContainsFunc(sessions, func(ss tmux.Session) bool { return ss.Name == plan.Session }) {
