@@ -588,6 +588,26 @@ func TestDisplayMessageExpandsAFormatForATarget(t *testing.T) {
 	}
 }
 
+func TestDisplayMessageReportsWhatItsBoundDropped(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := mainPane(srv)
+	s := startTMCP(t, srv, "")
+
+	// The pane id padded to 40000 cells: one line over the 32 KiB bound.
+	res := s.call("display_message", map[string]any{"paneId": pane, "format": "#{p40000:pane_id}"})
+	text := paneText(t, "display_message", res)
+	var out struct {
+		Target       string `json:"target"`
+		Truncated    bool   `json:"truncated"`
+		DroppedBytes int    `json:"droppedBytes"`
+	}
+	decodeStructured(t, "display_message", res, &out)
+	if !out.Truncated || out.DroppedBytes == 0 || len(text)+out.DroppedBytes != 40000 {
+		t.Errorf("display_message of 40000 bytes: %d returned, reply %+v; want truncated with the rest counted as dropped", len(text), out)
+	}
+}
+
 func TestDisplayMessageRunsNoShellCommandUnderAnyTier(t *testing.T) {
 	t.Parallel()
 	for _, tier := range []string{"readonly", "mutating", "destructive"} {

@@ -155,8 +155,6 @@ func (r *batchRegistry) plan(tier Tier, calls []batchCall) ([]planned, error) {
 			return nil, fmt.Errorf("call %d: %s waits, and waits cannot be batched; call it on its own", i, c.Tool)
 		case d.tier > tier:
 			return nil, fmt.Errorf("call %d: %s is a %s tool, and %s runs only %s ones; use %s", i, c.Tool, d.tier, name, batchScope(tier), batchNames[d.tier])
-		case d.call.prepare == nil:
-			return nil, fmt.Errorf("call %d: %s cannot be called from a batch; call it on its own", i, c.Tool)
 		}
 		raw, err := json.Marshal(c.Arguments)
 		if c.Arguments == nil {
