@@ -45,7 +45,7 @@ func (s *Server) findCaller(ctx context.Context) (c Caller, known bool) {
 	}
 	if id := os.Getenv("TMUX_PANE"); id != "" {
 		socket, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
-		if socket == s.tmux.SocketPath() {
+		if sameFile(socket, s.tmux.SocketPath()) {
 			for _, p := range panes {
 				if p.ID == id {
 					return Caller{PaneID: id}, true
