@@ -168,6 +168,14 @@ func TestTheCallersPaneIsFoundByAncestryAndGuarded(t *testing.T) {
 		if _, text = callTool(t, cs, "send_keys", map[string]any{"paneId": "%1", "keys": "echo fine"}); asked.Load() != 2 {
 			t.Fatalf("typing into another pane asked the person: %s", text)
 		}
+		res, text = callTool(t, cs, "paste_text", map[string]any{"paneId": "%0", "text": "echo pasted"})
+		if !res.IsError || !strings.Contains(text, "declined") || asked.Load() != 3 {
+			t.Fatalf("paste_text into the caller's pane, declined: %s (asked %d times)", text, asked.Load())
+		}
+		res, text = callTool(t, cs, "run_command", map[string]any{"paneId": "%0", "command": "echo ran"})
+		if !res.IsError || !strings.Contains(text, "declined") || asked.Load() != 4 {
+			t.Fatalf("run_command in the caller's pane, declined: %s (asked %d times)", text, asked.Load())
+		}
 	})
 
 	t.Run("a client whose asking fails", func(t *testing.T) {
@@ -200,4 +208,41 @@ func TestTheCallersPaneIsFoundByAncestryAndGuarded(t *testing.T) {
 			t.Fatalf("after the accepted call: %s", text)
 		}
 	})
+}
+
+func TestTheCallersPaneIsFoundFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	other := strings.TrimSpace(srv.Must("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", "sh"))
+	// The same socket written other ways: tmcp must see it is its server.
+	dotted := filepath.Dir(srv.Socket) + "/./" + filepath.Base(srv.Socket)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(srv.Socket, link); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, tmux, pane, want string
+	}{
+		{"this server's socket", srv.Socket + ",1,0", other, other},
+		{"this server's socket with a dot", dotted + ",1,0", other, other},
+		{"this server's socket through a link", link + ",1,0", other, other},
+		{"another server's socket", srv.Socket + "-elsewhere,1,0", other, ""},
+		{"a pane this server does not have", srv.Socket + ",1,0", "%99", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startTMCPWithEnv(t, srv, "", []string{"TMUX=" + c.tmux, "TMUX_PANE=" + c.pane})
+			var info struct {
+				CallerPane string `json:"callerPane"`
+			}
+			s.ok("get_server_info", nil, &info)
+			if info.CallerPane != c.want {
+				t.Errorf("TMUX=%s TMUX_PANE=%s: callerPane %q, want %q", c.tmux, c.pane, info.CallerPane, c.want)
+			}
+			instructions := s.cs.InitializeResult().Instructions
+			if named := strings.Contains(instructions, "You run inside pane "+c.want+" "); named != (c.want != "") || c.want == "" && strings.Contains(instructions, "You run inside") {
+				t.Errorf("instructions with callerPane %q: %q", c.want, instructions)
+			}
+		})
+	}
 }

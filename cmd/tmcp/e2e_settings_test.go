@@ -140,10 +140,13 @@ func TestSettingsOptionErrorsNameTheTargetAndTheNextCall(t *testing.T) {
 		}
 	}
 	before := tmuxOne(srv, "show-options", "-gwv", "window-size")
-	for _, scope := range []string{"window", "session", "server"} {
-		msg := s.fail("set_option", map[string]any{"scope": scope, "name": "window-size", "value": "manual"})
-		if !strings.Contains(msg, "refusing") || !strings.Contains(msg, "scope window, target @N") {
-			t.Errorf("window-size manual at %s scope: %q", scope, msg)
+	// tmux takes any unambiguous prefix of an option's name.
+	for _, name := range []string{"window-size", "window-siz", "window-si", "window-siz[0]"} {
+		for _, scope := range []string{"window", "session", "server"} {
+			msg := s.fail("set_option", map[string]any{"scope": scope, "name": name, "value": "manual"})
+			if !strings.Contains(msg, "refusing") || !strings.Contains(msg, "scope window, target @N") {
+				t.Errorf("%s manual at %s scope: %q", name, scope, msg)
+			}
 		}
 	}
 	if after := tmuxOne(srv, "show-options", "-gwv", "window-size"); after != before {

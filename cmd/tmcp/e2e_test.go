@@ -572,6 +572,26 @@ func TestDisplayMessageExpandsAFormatForATarget(t *testing.T) {
 	}
 }
 
+func TestDisplayMessageReportsWhatItsBoundDropped(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := mainPane(srv)
+	s := startTMCP(t, srv, "")
+
+	// The pane id padded to 40000 cells: one line over the 32 KiB bound.
+	res := s.call("display_message", map[string]any{"paneId": pane, "format": "#{p40000:pane_id}"})
+	text := paneText(t, "display_message", res)
+	var out struct {
+		Target       string `json:"target"`
+		Truncated    bool   `json:"truncated"`
+		DroppedBytes int    `json:"droppedBytes"`
+	}
+	decodeStructured(t, "display_message", res, &out)
+	if !out.Truncated || out.DroppedBytes == 0 || len(text)+out.DroppedBytes != 40000 {
+		t.Errorf("display_message of 40000 bytes: %d returned, reply %+v; want truncated with the rest counted as dropped", len(text), out)
+	}
+}
+
 func TestDisplayMessageRunsNoShellCommandUnderAnyTier(t *testing.T) {
 	t.Parallel()
 	for _, tier := range []string{"readonly", "mutating", "destructive"} {
@@ -892,6 +912,46 @@ func TestRenameSessionAndWindowReportTheNewName(t *testing.T) {
 	}
 	if tmuxtest.WaitFor(300*time.Millisecond, func() bool { return exists(hole) }) {
 		t.Errorf("rename_window ran #(…) in the name: %s exists", hole)
+	}
+}
+
+func TestTextStartingWithADashIsTextNotAnOption(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := mainPane(srv)
+	window := paneFormat(srv, pane, "#{window_id}")
+	file := filepath.Join(t.TempDir(), "dashes")
+	s := startTMCP(t, srv, "")
+
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "cat > " + file}, nil)
+	waitPane(t, srv, pane, "#{pane_current_command}", "cat")
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "-rf"}, nil)
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "-l", "literal": true}, nil)
+	s.ok("send_keys_batch", map[string]any{"paneId": pane, "keys": []string{"-t", "Enter"}}, nil)
+	srv.Must("send-keys", "-t", pane, "C-d")
+	waitFile(t, file, "-rf\n-l\n-t\n")
+
+	var renamed struct {
+		Name string `json:"name"`
+	}
+	s.ok("rename_window", map[string]any{"windowId": window, "newName": "-x"}, &renamed)
+	if got := paneFormat(srv, window, "#{window_name}"); renamed.Name != "-x" || got != "-x" {
+		t.Errorf("rename_window to -x: reply %q, tmux says %q", renamed.Name, got)
+	}
+	s.ok("rename_session", map[string]any{"sessionName": "main", "newName": "-s"}, &renamed)
+	if renamed.Name != "-s" || !reflect.DeepEqual(sessionNames(srv), []string{"-s"}) {
+		t.Errorf("rename_session to -s: reply %q, tmux has %q", renamed.Name, sessionNames(srv))
+	}
+
+	// A command starting with "-" is the pane's command, not tmux options
+	// (the shell then fails on it; the dead pane stays to be read).
+	srv.Must("set-option", "-g", "remain-on-exit", "on")
+	var made struct {
+		PaneID string `json:"paneId"`
+	}
+	s.ok("create_window", map[string]any{"sessionName": "-s", "command": "-d"}, &made)
+	if got := paneFormat(srv, made.PaneID, "#{pane_start_command}"); got != `"-d"` && got != "-d" {
+		t.Errorf("create_window with command -d: the pane started %q, want -d", got)
 	}
 }
 
@@ -1446,4 +1506,28 @@ func TestReplyFieldsAreTheDocumentedNames(t *testing.T) {
 	check("display_message", map[string]any{"paneId": pane, "format": "x"}, "target")
 	check("send_keys", map[string]any{"paneId": pane, "keys": "true"}, "paneId", "bytes")
 	check("create_window", map[string]any{"sessionName": "main"}, "sessionId", "sessionName", "windowId", "windowIndex", "windowName", "paneId")
+}
+
+func TestSendKeysOfAKeyNameOrOneLetterIsNotTakenForTheEchoOfALaterLine(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	tty := openTTY(t, srv, pane)
+	s := startTMCP(t, srv, "")
+
+	// With echo off, only the lines the test writes come out of the pane.
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "stty -echo; cat >/dev/null"}, nil)
+	waitPane(t, srv, pane, "#{pane_current_command}", "cat")
+	for _, c := range []struct{ keys, line string }{
+		{"y", "ready"},
+		{"C-c", "press C-c"},
+	} {
+		s.ok("send_keys", map[string]any{"paneId": pane, "keys": c.keys, "enter": false}, nil)
+		start, _ := s.since(map[string]any{"paneId": pane})
+		writeTTY(t, tty, "\r\n"+c.line+"\r\n")
+		r, _ := s.waitText(map[string]any{"paneId": pane, "cursor": start.Cursor, "patterns": []string{c.line}, "timeoutSeconds": 3})
+		if r.Outcome != "matched" || r.Matched != c.line {
+			t.Errorf("after send_keys %q, wait for the line %q: outcome %s matched %q, want it matched (not taken for the echo)", c.keys, c.line, r.Outcome, r.Matched)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -289,16 +288,12 @@ func (s *Server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in move
 	} else if err := checkSessionName(dest); err != nil {
 		return nil, movedWindowOut{}, err
 	}
-	target := sessionTarget(dest)
+	target := tmux.SessionTarget(dest)
 	if in.Index != nil {
 		target += strconv.Itoa(*in.Index)
 	}
 	if _, err := s.tmux.Run(ctx, "move-window", "-d", "-s", id, "-t", target); err != nil {
-		err = explain("moving window "+id+" to "+strings.TrimPrefix(target, "="), err)
-		if strings.Contains(err.Error(), "index in use") {
-			err = fmt.Errorf("%w; choose a free index (call list_windows) or leave index out", err)
-		}
-		return nil, movedWindowOut{}, err
+		return nil, movedWindowOut{}, explain("moving window "+id+" to "+strings.TrimPrefix(target, "="), err)
 	}
 	f, err := s.tmux.Fields(ctx, id, "session_name", "window_index")
 	if err != nil {
@@ -350,7 +345,7 @@ func (s *Server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if err != nil {
 		return nil, titleOut{}, err
 	}
-	if err := checkTitle(in.Title); err != nil {
+	if err := checkText("title", in.Title, maxTitleBytes); err != nil {
 		return nil, titleOut{}, fmt.Errorf("setting the title of pane %s: %w", id, err)
 	}
 	// select-pane -T expands its argument as a format: '#' is escaped so
@@ -368,16 +363,17 @@ func (s *Server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in se
 // maxTitleBytes bounds a pane title.
 const maxTitleBytes = 1024
 
-// checkTitle refuses what tmux would silently not set: invalid UTF-8 and
-// control characters.
-func checkTitle(t string) error {
+// checkText refuses a name or title (what) that tmux would mangle or
+// silently not set, or a model could not read back: over max bytes,
+// invalid UTF-8, or holding a control character.
+func checkText(what, s string, max int) error {
 	switch {
-	case len(t) > maxTitleBytes:
-		return fmt.Errorf("title is %d bytes, over %d", len(t), maxTitleBytes)
-	case !utf8.ValidString(t):
-		return errors.New("title is not valid UTF-8")
-	case strings.ContainsFunc(t, unicode.IsControl):
-		return errors.New("title holds a control character (tmux keeps no newline or tab in a title)")
+	case len(s) > max:
+		return fmt.Errorf("%s is %d bytes, more than %d", what, len(s), max)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s %q is not valid UTF-8", what, s)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return fmt.Errorf("%s %q holds a control character (tmux keeps no newline or tab)", what, s)
 	}
 	return nil
 }

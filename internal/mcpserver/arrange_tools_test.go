@@ -18,15 +18,15 @@ func TestCheckTitleRefusesWhatTmuxWouldNotSet(t *testing.T) {
 		{"esc\x1b[31m", "control character"},
 		{"del\x7f", "control character"},
 		{"bad\xffutf8", "not valid UTF-8"},
-		{strings.Repeat("x", maxTitleBytes+1), "over"},
+		{strings.Repeat("x", maxTitleBytes+1), "more than"},
 	}
 	for _, c := range cases {
-		err := checkTitle(c.title)
+		err := checkText("title", c.title, maxTitleBytes)
 		switch {
 		case c.want == "" && err != nil:
-			t.Errorf("checkTitle(%q) = %v, want it accepted", c.title, err)
+			t.Errorf("checkText(title, %q) = %v, want it accepted", c.title, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("checkTitle(%q) = %v, want an error saying %q", c.title, err, c.want)
+			t.Errorf("checkText(title, %q) = %v, want an error saying %q", c.title, err, c.want)
 		}
 	}
 }

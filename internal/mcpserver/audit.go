@@ -46,7 +46,18 @@ type auditLine struct {
 	Error      string         `json:"error,omitempty"`
 }
 
-func (a *Auditor) write(l auditLine) {
+// callLine starts the line of a call of tool that began at start and has
+// just ended: an "ok" outcome until the caller says otherwise.
+func callLine(start time.Time, tool string) auditLine {
+	return auditLine{Time: start.UTC().Format(time.RFC3339Nano), Tool: tool, Outcome: "ok",
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+}
+
+// write writes a line with the call's arguments redacted.
+func (a *Auditor) write(l auditLine, args json.RawMessage) {
+	var m map[string]any
+	_ = json.Unmarshal(args, &m)
+	l.Arguments = redact(m)
 	b, err := json.Marshal(l)
 	if err != nil {
 		return
@@ -120,11 +131,7 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if params == nil {
 			return res, err
 		}
-		line := auditLine{Time: start.UTC().Format(time.RFC3339Nano), Tool: params.Name, Outcome: "ok",
-			DurationMS: float64(time.Since(start).Microseconds()) / 1000}
-		var args map[string]any
-		_ = json.Unmarshal(params.Arguments, &args)
-		line.Arguments = redact(args)
+		line := callLine(start, params.Name)
 		level := mcp.LoggingLevel("info")
 		switch r, _ := res.(*mcp.CallToolResult); {
 		case err != nil:
@@ -158,7 +165,7 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if s.audit != nil {
-			s.audit.write(line)
+			s.audit.write(line, params.Arguments)
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && (line.Outcome != "ok" || level != "info") {
 			msg := params.Name + ": " + line.Outcome

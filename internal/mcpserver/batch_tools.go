@@ -8,10 +8,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/pane"
 )
 
 // Bounds on a batch.
@@ -35,9 +36,8 @@ var batchNames = map[Tier]string{
 	Destructive: "call_destructive_tools_batch",
 }
 
-// batchTools returns the three batch tools.
-func (s *Server) batchTools() []toolDef {
-	reg := &batchRegistry{s: s}
+// batchTools returns the three batch tools, which run the tools of reg.
+func (s *Server) batchTools(reg *batchRegistry) []toolDef {
 	defs := []toolDef{
 		define(&mcp.Tool{Name: batchNames[ReadOnly], Annotations: readOnly("Batch of read-only calls"),
 			Description: "Run read-only tool calls in order, stopping at the first failure; no waits."}, reg.batch(ReadOnly)),
@@ -54,21 +54,14 @@ func (s *Server) batchTools() []toolDef {
 	return defs
 }
 
-// batchRegistry finds the tools a batch calls. It is built on first use, after
-// every tool is defined.
+// batchRegistry finds the tools a batch calls: the tools defined with the
+// batch tools, filled in once they all are.
 type batchRegistry struct {
 	s     *Server
-	once  sync.Once
 	tools map[string]toolDef
 }
 
 func (r *batchRegistry) lookup(name string) (toolDef, bool) {
-	r.once.Do(func() {
-		r.tools = map[string]toolDef{}
-		for _, d := range r.s.definitions() {
-			r.tools[d.tool.Name] = d
-		}
-	})
 	d, ok := r.tools[name]
 	return d, ok
 }
@@ -162,8 +155,6 @@ func (r *batchRegistry) plan(tier Tier, calls []batchCall) ([]planned, error) {
 			return nil, fmt.Errorf("call %d: %s waits, and waits cannot be batched; call it on its own", i, c.Tool)
 		case d.tier > tier:
 			return nil, fmt.Errorf("call %d: %s is a %s tool, and %s runs only %s ones; use %s", i, c.Tool, d.tier, name, batchScope(tier), batchNames[d.tier])
-		case d.call.prepare == nil:
-			return nil, fmt.Errorf("call %d: %s cannot be called from a batch; call it on its own", i, c.Tool)
 		}
 		raw, err := json.Marshal(c.Arguments)
 		if c.Arguments == nil {
@@ -205,15 +196,11 @@ func (r *batchRegistry) runAudited(ctx context.Context, req *mcp.CallToolRequest
 	start := time.Now()
 	done, err := runInBatch(ctx, req, p)
 	if a := r.s.audit; a != nil {
-		line := auditLine{Time: start.UTC().Format(time.RFC3339Nano), Tool: batchNames[tier] + "/" + p.def.tool.Name, Outcome: "ok",
-			DurationMS: float64(time.Since(start).Microseconds()) / 1000}
-		var args map[string]any
-		_ = json.Unmarshal(p.args, &args)
-		line.Arguments = redact(args)
+		line := callLine(start, batchNames[tier]+"/"+p.def.tool.Name)
 		if err != nil {
 			line.Outcome, line.Error = "error", err.Error()
 		}
-		a.write(line)
+		a.write(line, p.args)
 	}
 	return done, err
 }
@@ -251,14 +238,9 @@ func runInBatch(ctx context.Context, req *mcp.CallToolRequest, p planned) (callD
 	if res != nil && len(res.Content) > 1 {
 		// By convention (textResult) the first block repeats the fields.
 		done.Text = batchText(res.Content[1:])
-		if room := maxBatchCallBytes - len(result); len(done.Text) > room {
-			cut := len(done.Text) - room
-			for cut < len(done.Text) && !utf8.RuneStart(done.Text[cut]) {
-				cut++
-			}
-			done.DroppedBytes += cut
-			done.Text = done.Text[cut:]
-		}
+		var cut int
+		done.Text, cut = pane.TailBytes(done.Text, maxBatchCallBytes-len(result))
+		done.DroppedBytes += cut
 	}
 	return done, nil
 }

@@ -8,14 +8,15 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
@@ -82,8 +83,7 @@ func (s *Server) sendKeysBatch(ctx context.Context, req *mcp.CallToolRequest, in
 	for _, text := range typedRuns(in.Keys) {
 		s.hub.Typed(id, text)
 	}
-	// "--": a key such as "-l" is a key, not an option of send-keys.
-	if _, err := s.tmux.Run(ctx, append([]string{"send-keys", "-t", id, "--"}, in.Keys...)...); err != nil {
+	if err := s.tmux.SendKeys(ctx, id, false, in.Keys...); err != nil {
 		return nil, keysOut{}, explain("sending keys to pane "+id, err)
 	}
 	return nil, keysOut{PaneID: id, Keys: len(in.Keys), IsCaller: isCaller}, nil
@@ -147,17 +147,13 @@ func isKeyName(k string) bool {
 	return modified && utf8.RuneCountInString(k) == 1
 }
 
-// minTypedRun is the shortest run of typed text worth recording: shorter
-// ones would be taken for the echo of any line ending in those bytes.
-const minTypedRun = 3
-
 // typedRuns returns the text a key batch types, one run per stretch of
 // keys between key names, for the waits to tell its echo from output.
 func typedRuns(keys []string) []string {
 	var runs []string
 	var run strings.Builder
 	flush := func() {
-		if len(strings.TrimSpace(run.String())) >= minTypedRun {
+		if run.Len() > 0 {
 			runs = append(runs, run.String())
 		}
 		run.Reset()
@@ -171,22 +167,6 @@ func typedRuns(keys []string) []string {
 	}
 	flush()
 	return runs
-}
-
-// checkBufferName refuses names tmux would mangle or a model could not
-// read back: empty, too long, not UTF-8, or holding control characters.
-func checkBufferName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("buffer name is empty")
-	case len(name) > maxBufferName:
-		return fmt.Errorf("buffer name is %d bytes, more than %d", len(name), maxBufferName)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("buffer name %q is not UTF-8", name)
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fmt.Errorf("buffer name %q holds a control character", name)
-	}
-	return nil
 }
 
 // bufferOut names the buffer a buffer tool used, and its size.
@@ -207,7 +187,7 @@ type pasteOut struct {
 // is an error naming it and the buffers there are.
 func (s *Server) findBuffer(ctx context.Context, name string) (tmux.Buffer, []tmux.Buffer, error) {
 	if name != "" {
-		if err := checkBufferName(name); err != nil {
+		if err := checkText("buffer name", name, maxBufferName); err != nil {
 			return tmux.Buffer{}, nil, err
 		}
 	}
@@ -235,15 +215,7 @@ func (s *Server) findBuffer(ctx context.Context, name string) (tmux.Buffer, []tm
 
 // bufferNames quotes the first buffer names for a message.
 func bufferNames(all []tmux.Buffer) string {
-	var names []string
-	for i, b := range all {
-		if i == maxListedIDs {
-			names = append(names, "…")
-			break
-		}
-		names = append(names, fmt.Sprintf("%q", b.Name))
-	}
-	return strings.Join(names, ", ")
+	return firstIDs(idsOf(all, func(b tmux.Buffer) string { return strconv.Quote(b.Name) }))
 }
 
 type loadBufferIn struct {
@@ -253,7 +225,7 @@ type loadBufferIn struct {
 
 func (s *Server) loadBuffer(ctx context.Context, _ *mcp.CallToolRequest, in loadBufferIn) (*mcp.CallToolResult, bufferOut, error) {
 	if in.Name != "" {
-		if err := checkBufferName(in.Name); err != nil {
+		if err := checkText("buffer name", in.Name, maxBufferName); err != nil {
 			return nil, bufferOut{}, err
 		}
 	}
@@ -335,7 +307,7 @@ func (s *Server) showBuffer(ctx context.Context, _ *mcp.CallToolRequest, in show
 		return nil, showBufferOut{}, explain(fmt.Sprintf("reading buffer %q", b.Name), err)
 	}
 	_, maxBytes := limits(0, in.MaxBytes)
-	text, dropped := tailBytes(text, maxBytes)
+	text, dropped := pane.TailBytes(text, maxBytes)
 	out := showBufferOut{Name: b.Name, Truncated: dropped > 0, DroppedBytes: dropped}
 	if in.Name == "" {
 		for i, other := range all {
@@ -346,19 +318,6 @@ func (s *Server) showBuffer(ctx context.Context, _ *mcp.CallToolRequest, in show
 		}
 	}
 	return textResult(out, text), out, nil
-}
-
-// tailBytes keeps the last max bytes of text, not starting inside a UTF-8
-// character, and says how many it dropped.
-func tailBytes(text string, max int) (string, int) {
-	if len(text) <= max {
-		return text, 0
-	}
-	cut := len(text) - max
-	for cut < len(text) && text[cut]&0xC0 == 0x80 {
-		cut++
-	}
-	return text[cut:], cut
 }
 
 type deleteBufferIn struct {

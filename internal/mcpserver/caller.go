@@ -15,8 +15,7 @@ const callerLookupTimeout = time.Second
 // Caller is the pane tmcp itself runs in, when it runs inside the tmux
 // server it drives.
 type Caller struct {
-	PaneID string `json:"paneId,omitempty"`
-	How    string `json:"how,omitempty"` // "environment" or "process ancestry"
+	PaneID string
 }
 
 // callerPane finds the caller's pane and remembers the answer, unless tmux
@@ -46,10 +45,10 @@ func (s *Server) findCaller(ctx context.Context) (c Caller, known bool) {
 	}
 	if id := os.Getenv("TMUX_PANE"); id != "" {
 		socket, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
-		if socket == s.tmux.SocketPath() {
+		if sameFile(socket, s.tmux.SocketPath()) {
 			for _, p := range panes {
 				if p.ID == id {
-					return Caller{PaneID: id, How: "environment"}, true
+					return Caller{PaneID: id}, true
 				}
 			}
 		}
@@ -61,7 +60,7 @@ func (s *Server) findCaller(ctx context.Context) (c Caller, known bool) {
 	// From tmcp itself, which may be the pane's own process, upwards.
 	for pid, hops := os.Getpid(), 0; pid > 1 && hops < 64; hops++ {
 		if id, ok := byPID[pid]; ok {
-			return Caller{PaneID: id, How: "process ancestry"}, true
+			return Caller{PaneID: id}, true
 		}
 		pid = parentPID(pid)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
 )
 
 // scope is what an action reaches: one pane, a window, a session, or the
@@ -91,17 +93,17 @@ func (s *Server) reachesCaller(ctx context.Context, sc scope, target string) (bo
 	case scopePane:
 		return target == caller, nil
 	}
-	p, err := s.tmux.PaneInfo(ctx, caller)
+	holder, err := s.tmux.Fields(ctx, caller, "window_id", "session_id")
 	if err != nil {
 		// The caller's pane is gone: nothing of it to protect.
 		return false, nil
 	}
 	if sc == scopeWindow {
-		return p.WindowID == target, nil
+		return holder[0] == target, nil
 	}
-	ids, err := s.tmux.Expand(ctx, sessionTarget(target), "#{session_id}")
+	ids, err := s.tmux.Fields(ctx, tmux.SessionTarget(target), "session_id")
 	if err != nil {
 		return false, errors.Join(fmt.Errorf("finding session %s", target), err)
 	}
-	return ids[0] == p.SessionID, nil
+	return ids[0] == holder[1], nil
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,13 +125,22 @@ type sessionInfoOut struct {
 }
 
 func (s *Server) getSessionInfo(ctx context.Context, _ *mcp.CallToolRequest, in sessionIn) (*mcp.CallToolResult, sessionInfoOut, error) {
-	name, err := s.session(ctx, in.SessionName)
-	if err != nil {
-		return nil, sessionInfoOut{}, err
+	name := in.SessionName
+	if name != "" {
+		if err := checkSessionName(name); err != nil {
+			return nil, sessionInfoOut{}, err
+		}
 	}
+	// One listing both finds the only session, when none is named, and
+	// describes it.
 	_, listed, err := s.listSessions(ctx, nil, listSessionsIn{Name: name})
 	if err != nil {
 		return nil, sessionInfoOut{}, err
+	}
+	if name == "" {
+		if name, err = only("sessionName", "list_sessions", idsOf(listed.Sessions, func(si SessionInfo) string { return si.SessionName })); err != nil {
+			return nil, sessionInfoOut{}, err
+		}
 	}
 	if len(listed.Sessions) != 1 {
 		return nil, sessionInfoOut{}, explain("reading session "+name, &tmux.CommandError{Message: "can't find session: " + name})
@@ -157,19 +167,15 @@ func (s *Server) getWindowInfo(ctx context.Context, _ *mcp.CallToolRequest, in w
 	if err != nil {
 		return nil, windowInfoOut{}, err
 	}
-	if _, err := s.tmux.Expand(ctx, id, "#{window_id}"); err != nil {
-		return nil, windowInfoOut{}, explain("reading window "+id, err)
-	}
 	windows, err := s.tmux.ListWindows(ctx, "")
 	if err != nil {
 		return nil, windowInfoOut{}, explain("reading window "+id, err)
 	}
-	var out windowInfoOut
-	for _, w := range windows {
-		if w.ID == id {
-			out.WindowInfo, out.Layout = windowInfo(w), w.Layout
-		}
+	i := slices.IndexFunc(windows, func(w tmux.Window) bool { return w.ID == id })
+	if i < 0 {
+		return nil, windowInfoOut{}, explain("reading window "+id, &tmux.CommandError{Message: "can't find window: " + id})
 	}
+	out := windowInfoOut{WindowInfo: windowInfo(windows[i]), Layout: windows[i].Layout}
 	_, panes, err := s.listPanes(ctx, nil, listPanesIn{WindowID: id})
 	if err != nil {
 		return nil, windowInfoOut{}, err

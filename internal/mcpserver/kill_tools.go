@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmux"
 )
 
 func (s *Server) killTools() []toolDef {
@@ -71,7 +73,7 @@ func (s *Server) killSession(ctx context.Context, req *mcp.CallToolRequest, in s
 	if ask != nil || err != nil {
 		return ask, killedOut{}, err
 	}
-	if _, err := s.tmux.Run(ctx, "kill-session", "-t", sessionTarget(name)); err != nil {
+	if _, err := s.tmux.Run(ctx, "kill-session", "-t", tmux.SessionTarget(name)); err != nil {
 		return nil, killedOut{}, explain("killing session "+name, err)
 	}
 	return nil, killedOut{Killed: name}, nil

@@ -156,15 +156,12 @@ func (s *Server) exitCopyMode(ctx context.Context, _ *mcp.CallToolRequest, in pa
 // modeState reads whether a pane is in a mode and how far it is scrolled
 // up.
 func (s *Server) modeState(ctx context.Context, id string) (*mcp.CallToolResult, modeOut, error) {
-	out, err := s.tmux.Expand(ctx, id, "#{pane_in_mode} #{scroll_position}")
+	f, err := s.tmux.Fields(ctx, id, "pane_in_mode", "scroll_position")
 	if err != nil {
 		return nil, modeOut{}, explain("reading the mode of pane "+id, err)
 	}
-	f := strings.Fields(out[0])
-	r := modeOut{InMode: len(f) > 0 && f[0] == "1"}
-	if len(f) > 1 {
-		r.Scroll, _ = strconv.Atoi(f[1])
-	}
+	r := modeOut{InMode: f[0] == "1"}
+	r.Scroll, _ = strconv.Atoi(f[1])
 	return nil, r, nil
 }
 

@@ -179,9 +179,7 @@ func (s *Server) listPanes(ctx context.Context, _ *mcp.CallToolRequest, in listP
 			in.Active != nil && *in.Active != p.Active {
 			continue
 		}
-		out.Panes = append(out.Panes, PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID,
-			WindowIndex: p.WindowIndex, PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID,
-			Path: p.Path, Title: p.Title, Width: p.Width, Height: p.Height, Dead: p.Dead, IsCaller: s.isCaller(ctx, p.ID)})
+		out.Panes = append(out.Panes, s.paneSummary(ctx, p))
 	}
 	return nil, out, nil
 }
@@ -256,13 +254,18 @@ func (s *Server) getPaneInfo(ctx context.Context, _ *mcp.CallToolRequest, in pan
 	return nil, s.paneDetail(ctx, p), nil
 }
 
+// paneSummary reports a pane as the listings do.
+func (s *Server) paneSummary(ctx context.Context, p tmux.Pane) PaneSummary {
+	return PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID, WindowIndex: p.WindowIndex,
+		PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID, Path: p.Path, Title: p.Title,
+		Width: p.Width, Height: p.Height, Dead: p.Dead, IsCaller: s.isCaller(ctx, p.ID)}
+}
+
 // paneDetail reports a pane's state as the tools do.
 func (s *Server) paneDetail(ctx context.Context, p tmux.Pane) PaneDetail {
 	d := PaneDetail{
-		PaneSummary: PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID, WindowIndex: p.WindowIndex,
-			PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID, Path: p.Path, Title: p.Title,
-			Width: p.Width, Height: p.Height, IsCaller: s.isCaller(ctx, p.ID)},
-		Dead: p.Dead, TTY: p.TTY, HistorySize: p.HistorySize, HistoryLimit: p.HistoryLimit,
+		PaneSummary: s.paneSummary(ctx, p),
+		Dead:        p.Dead, TTY: p.TTY, HistorySize: p.HistorySize, HistoryLimit: p.HistoryLimit,
 		InCopyMode: p.Mode == "copy-mode", Mode: p.Mode, AlternateScreen: p.AlternateOn, CursorX: p.CursorX, CursorY: p.CursorY,
 	}
 	if p.Dead && p.DeadStatus >= 0 && p.DeadSignal == 0 {
@@ -315,6 +318,7 @@ type displayMessageIn struct {
 
 type displayMessageOut struct {
 	Target string `json:"target"`
+	pane.Truncation
 }
 
 func (s *Server) displayMessage(ctx context.Context, _ *mcp.CallToolRequest, in displayMessageIn) (*mcp.CallToolResult, displayMessageOut, error) {
@@ -328,7 +332,7 @@ func (s *Server) displayMessage(ctx context.Context, _ *mcp.CallToolRequest, in 
 		target, err = in.WindowID, checkWindowID(in.WindowID)
 		label = target
 	case in.Session != "":
-		target, err = sessionTarget(in.Session), checkSessionName(in.Session)
+		target, err = tmux.SessionTarget(in.Session), checkSessionName(in.Session)
 		label = in.Session
 	default:
 		target, err = s.pane(ctx, in.PaneID)
@@ -341,7 +345,7 @@ func (s *Server) displayMessage(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, displayMessageOut{}, explain("expanding the format for "+label, err)
 	}
-	out := displayMessageOut{Target: label}
-	text, _ := pane.Tail(lines, DefaultMaxLines, DefaultMaxBytes)
+	text, tr := pane.Tail(lines, DefaultMaxLines, DefaultMaxBytes)
+	out := displayMessageOut{Target: label, Truncation: tr}
 	return textResult(out, strings.Join(text, "\n")), out, nil
 }

@@ -64,26 +64,14 @@ func parseResourceURI(uri string) (ref resourceRef, ok bool) {
 			return ref, false
 		}
 		return resourceRef{kind: kindWindows, target: name}, true
-	case len(parts) == 3 && parts[0] == "windows" && parts[2] == "panes" && isDigits(parts[1]):
+	case len(parts) == 3 && parts[0] == "windows" && parts[2] == "panes" && checkWindowID("@"+parts[1]) == nil:
 		return resourceRef{kind: kindPanes, target: "@" + parts[1]}, true
-	case len(parts) == 2 && parts[0] == "panes" && isDigits(parts[1]):
+	case len(parts) == 2 && parts[0] == "panes" && checkPaneID("%"+parts[1]) == nil:
 		return resourceRef{kind: kindPane, target: "%" + parts[1]}, true
-	case len(parts) == 3 && parts[0] == "panes" && parts[2] == "content" && isDigits(parts[1]):
+	case len(parts) == 3 && parts[0] == "panes" && parts[2] == "content" && checkPaneID("%"+parts[1]) == nil:
 		return resourceRef{kind: kindContent, target: "%" + parts[1]}, true
 	}
 	return ref, false
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // addResources registers the tmux:// resources and their templates; feeds
@@ -160,20 +148,29 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	ref, arg := req.Params.Ref, req.Params.Argument
 	var values []string
 	var err error
+	what, trim := "", "" // the targets listed, and the sigil a URI leaves out
 	switch {
 	case ref.Type == "ref/resource" && ref.URI == templateWindows && arg.Name == "name":
+		what = "sessions"
 		values, err = s.sessionNames(ctx)
 	case ref.Type == "ref/resource" && ref.URI == templatePanes && arg.Name == "id":
-		values, err = s.windowIDs(ctx, "@")
+		what, trim = "windows", "@"
+		values, err = s.windowIDs(ctx)
 	case ref.Type == "ref/resource" && (ref.URI == templatePane || ref.URI == templateContent) && arg.Name == "id":
-		values, err = s.paneIDs(ctx, "%")
+		what, trim = "panes", "%"
+		values, err = s.paneIDs(ctx)
 	case ref.Type == "ref/prompt" && arg.Name == "paneId":
-		values, err = s.paneIDs(ctx, "")
+		what = "panes"
+		values, err = s.paneIDs(ctx)
 	case ref.Type == "ref/prompt" && arg.Name == "sessionName":
+		what = "sessions"
 		values, err = s.sessionNames(ctx)
 	}
 	if err != nil {
-		return nil, err
+		return nil, explain("listing "+what+" to complete", err)
+	}
+	for i, v := range values {
+		values[i] = strings.TrimPrefix(v, trim)
 	}
 	return &mcp.CompleteResult{Completion: completion(values, arg.Value)}, nil
 }
@@ -195,42 +192,4 @@ func completion(values []string, prefix string) mcp.CompletionResultDetails {
 		d.Values, d.HasMore = out[:maxCompletions], true
 	}
 	return d
-}
-
-func (s *Server) sessionNames(ctx context.Context) ([]string, error) {
-	all, err := s.tmux.ListSessions(ctx)
-	if err != nil {
-		return nil, explain("listing sessions to complete", err)
-	}
-	names := make([]string, len(all))
-	for i, ss := range all {
-		names[i] = ss.Name
-	}
-	return names, nil
-}
-
-// windowIDs lists the window ids, with their sigil trimmed.
-func (s *Server) windowIDs(ctx context.Context, trim string) ([]string, error) {
-	all, err := s.tmux.ListWindows(ctx, "")
-	if err != nil {
-		return nil, explain("listing windows to complete", err)
-	}
-	ids := make([]string, len(all))
-	for i, w := range all {
-		ids[i] = strings.TrimPrefix(w.ID, trim)
-	}
-	return ids, nil
-}
-
-// paneIDs lists the pane ids, with their sigil trimmed.
-func (s *Server) paneIDs(ctx context.Context, trim string) ([]string, error) {
-	all, err := s.tmux.ListPanes(ctx, "", "")
-	if err != nil {
-		return nil, explain("listing panes to complete", err)
-	}
-	ids := make([]string, len(all))
-	for i, p := range all {
-		ids[i] = strings.TrimPrefix(p.ID, trim)
-	}
-	return ids, nil
 }

@@ -15,11 +15,17 @@ import (
 // schemas keep additionalProperties: false, so a misspelt argument is an
 // error rather than silently ignored.
 func schemaFor[T any](output bool) *jsonschema.Schema {
+	s := fullSchema[T]()
+	compact(s, output)
+	return s
+}
+
+// fullSchema derives the JSON schema of a tool's type, uncompacted.
+func fullSchema[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(fmt.Sprintf("schema of %T: %v", *new(T), err)) // tool types are fixed at build time
 	}
-	compact(s, output)
 	return s
 }
 

@@ -79,14 +79,18 @@ type toolDef struct {
 // from In and Out and made compact (see schema.go).
 func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	t.InputSchema = schemaFor[In](false)
-	t.OutputSchema = schemaFor[Out](true)
-	result, _ := jsonschema.For[Out](nil)
+	result := fullSchema[Out]()
+	out := result.CloneSchemas()
+	compact(out, true)
+	t.OutputSchema = out
 	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }, result: result,
 		call: invokerFor(t, h)}
 }
 
-// definitions returns every tool tmcp has, whatever the tier.
+// definitions returns every tool tmcp has, whatever the tier; its batch
+// tools run the tools of this same set.
 func (s *Server) definitions() []toolDef {
+	reg := &batchRegistry{s: s, tools: map[string]toolDef{}}
 	var defs []toolDef
 	defs = append(defs, s.readTools()...)
 	defs = append(defs, s.inspectTools()...)
@@ -98,8 +102,11 @@ func (s *Server) definitions() []toolDef {
 	defs = append(defs, s.bufferTools()...)
 	defs = append(defs, s.settingTools()...)
 	defs = append(defs, s.workspaceTools()...)
-	defs = append(defs, s.batchTools()...)
+	defs = append(defs, s.batchTools(reg)...)
 	defs = append(defs, s.promptTools()...)
+	for _, d := range defs {
+		reg.tools[d.tool.Name] = d
+	}
 	return defs
 }
 

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/workspace"
 )
 
 // Bounds on a listing of options, variables or hooks: the first items are
@@ -19,13 +19,9 @@ const (
 	maxSettingsBytes = DefaultMaxBytes
 )
 
-var (
-	// optionNamePattern: a built-in option, a user option (@x), or an
-	// array item (name[2]); nothing tmux's parser could read as more.
-	optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[0-9]+\])?$`)
-	// envNamePattern: a portable environment variable name.
-	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// optionNamePattern: a built-in option, a user option (@x), or an array
+// item (name[2]); nothing tmux's parser could read as more.
+var optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[0-9]+\])?$`)
 
 // settingTools returns options, environment, hooks and pipe_pane.
 func (s *Server) settingTools() []toolDef {
@@ -111,27 +107,6 @@ func checkOptionName(name string) error {
 	return nil
 }
 
-// explainSetting is explain with the next call for the messages of the
-// option, environment and hook commands: their targets are missing as
-// "no such …", and their names unknown.
-func explainSetting(doing string, err error, list string) error {
-	err = explain(doing, err)
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "no such session"):
-		return fmt.Errorf("%s; call list_sessions to see the sessions", msg)
-	case strings.Contains(msg, "no such window"):
-		return fmt.Errorf("%s; call list_windows to see the windows", msg)
-	case strings.Contains(msg, "no such pane"):
-		return fmt.Errorf("%s; call list_panes to see the panes", msg)
-	case strings.Contains(msg, "invalid option") || strings.Contains(msg, "ambiguous option"):
-		return fmt.Errorf("%s; check the name, or call %s without name to list them", msg, list)
-	case strings.Contains(msg, "unknown variable"):
-		return fmt.Errorf("%s; call %s without name to list them", msg, list)
-	}
-	return err
-}
-
 func (s *Server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in showOptionIn) (*mcp.CallToolResult, settingsOut, error) {
 	if in.Name != "" {
 		if err := checkOptionName(in.Name); err != nil {
@@ -148,7 +123,7 @@ func (s *Server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in show
 		if in.Name != "" {
 			doing = "showing option " + in.Name + " of " + what
 		}
-		return nil, settingsOut{}, explainSetting(doing, err, "show_option")
+		return nil, settingsOut{}, explain(doing, err)
 	}
 	return nil, boundSettings(opts), nil
 }
@@ -172,12 +147,8 @@ func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOp
 	if err != nil {
 		return nil, settingsOut{}, err
 	}
-	// DESIGN.md §2: tmux 3.3a crashes on set -g window-size manual.
-	if in.Name == "window-size" && in.Value == "manual" && target == "" {
-		return nil, settingsOut{}, errors.New("refusing to set window-size to manual globally: tmux 3.3a can crash on it; set it on one window instead (scope window, target @N)")
-	}
 	if err := s.tmux.SetOption(ctx, scope, target, in.Name, in.Value, in.Unset); err != nil {
-		return nil, settingsOut{}, explainSetting("setting option "+in.Name+" of "+what, err, "show_option")
+		return nil, settingsOut{}, explain("setting option "+in.Name+" of "+what, err)
 	}
 	opts, err := s.tmux.ShowOptions(ctx, scope, target, in.Name)
 	if err != nil {
@@ -185,7 +156,7 @@ func (s *Server) setOption(ctx context.Context, _ *mcp.CallToolRequest, in setOp
 			// A user option unset where it has no parent is gone.
 			return nil, boundSettings(nil), nil
 		}
-		return nil, settingsOut{}, explainSetting("reading back option "+in.Name+" of "+what, err, "show_option")
+		return nil, settingsOut{}, explain("reading back option "+in.Name+" of "+what, err)
 	}
 	return nil, boundSettings(opts), nil
 }
@@ -210,7 +181,7 @@ func (s *Server) envSession(ctx context.Context, session string, global bool) (s
 }
 
 func checkEnvName(name string) error {
-	if !envNamePattern.MatchString(name) {
+	if !workspace.IsEnvName(name) {
 		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
 	}
 	return nil
@@ -228,7 +199,7 @@ func (s *Server) showEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in
 	}
 	vars, err := s.tmux.ShowEnvironment(ctx, session, in.Name)
 	if err != nil {
-		return nil, settingsOut{}, explainSetting("reading "+in.Name+" in "+what, err, "show_environment")
+		return nil, settingsOut{}, explain("reading "+in.Name+" in "+what, err)
 	}
 	return nil, boundSettings(vars), nil
 }
@@ -258,14 +229,14 @@ func (s *Server) setEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in 
 		err = s.tmux.SetEnvironment(ctx, session, in.Name, in.Value)
 	}
 	if err != nil {
-		return nil, settingsOut{}, explainSetting("setting "+in.Name+" in "+what, err, "show_environment")
+		return nil, settingsOut{}, explain("setting "+in.Name+" in "+what, err)
 	}
 	vars, err := s.tmux.ShowEnvironment(ctx, session, in.Name)
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown variable") {
 			return nil, boundSettings(nil), nil
 		}
-		return nil, settingsOut{}, explainSetting("reading back "+in.Name+" in "+what, err, "show_environment")
+		return nil, settingsOut{}, explain("reading back "+in.Name+" in "+what, err)
 	}
 	return nil, boundSettings(vars), nil
 }
@@ -298,7 +269,7 @@ func (s *Server) showHooks(ctx context.Context, _ *mcp.CallToolRequest, in showH
 		if session != "" {
 			what = "hooks of session " + session
 		}
-		return nil, settingsOut{}, explainSetting("listing "+what, err, "show_hooks")
+		return nil, settingsOut{}, explain("listing "+what, err)
 	}
 	return nil, boundSettings(hooks), nil
 }
@@ -328,7 +299,7 @@ func (s *Server) pipePane(ctx context.Context, _ *mcp.CallToolRequest, in pipePa
 	if err := s.tmux.PipePane(ctx, id, in.Command); err != nil {
 		return nil, pipedOut{}, explain(doing, err)
 	}
-	piped, err := s.tmux.Expand(ctx, id, "#{pane_pipe}")
+	piped, err := s.tmux.Fields(ctx, id, "pane_pipe")
 	if err != nil {
 		return nil, pipedOut{}, explain("reading whether pane "+id+" is piped", err)
 	}

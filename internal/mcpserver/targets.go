@@ -45,13 +45,9 @@ func (s *Server) pane(ctx context.Context, id string) (string, error) {
 	if id != "" {
 		return id, checkPaneID(id)
 	}
-	panes, err := s.tmux.ListPanes(ctx, "", "")
+	ids, err := s.paneIDs(ctx)
 	if err != nil {
 		return "", explain("listing panes to find the target", err)
-	}
-	ids := make([]string, len(panes))
-	for i, p := range panes {
-		ids[i] = p.ID
 	}
 	return only("paneId", "list_panes", ids)
 }
@@ -61,13 +57,9 @@ func (s *Server) window(ctx context.Context, id string) (string, error) {
 	if id != "" {
 		return id, checkWindowID(id)
 	}
-	windows, err := s.tmux.ListWindows(ctx, "")
+	ids, err := s.windowIDs(ctx)
 	if err != nil {
 		return "", explain("listing windows to find the target", err)
-	}
-	ids := make([]string, len(windows))
-	for i, w := range windows {
-		ids[i] = w.ID
 	}
 	return only("windowId", "list_windows", ids)
 }
@@ -77,15 +69,37 @@ func (s *Server) session(ctx context.Context, name string) (string, error) {
 	if name != "" {
 		return name, checkSessionName(name)
 	}
-	sessions, err := s.tmux.ListSessions(ctx)
+	names, err := s.sessionNames(ctx)
 	if err != nil {
 		return "", explain("listing sessions to find the target", err)
 	}
-	names := make([]string, len(sessions))
-	for i, ss := range sessions {
-		names[i] = ss.Name
-	}
 	return only("sessionName", "list_sessions", names)
+}
+
+// paneIDs lists the server's pane ids.
+func (s *Server) paneIDs(ctx context.Context) ([]string, error) {
+	panes, err := s.tmux.ListPanes(ctx, "", "")
+	return idsOf(panes, func(p tmux.Pane) string { return p.ID }), err
+}
+
+// windowIDs lists the server's window ids.
+func (s *Server) windowIDs(ctx context.Context) ([]string, error) {
+	windows, err := s.tmux.ListWindows(ctx, "")
+	return idsOf(windows, func(w tmux.Window) string { return w.ID }), err
+}
+
+// sessionNames lists the server's session names.
+func (s *Server) sessionNames(ctx context.Context) ([]string, error) {
+	sessions, err := s.tmux.ListSessions(ctx)
+	return idsOf(sessions, func(ss tmux.Session) string { return ss.Name }), err
+}
+
+func idsOf[T any](items []T, id func(T) string) []string {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = id(it)
+	}
+	return ids
 }
 
 // only picks the single candidate or says why it cannot.
@@ -96,12 +110,13 @@ func only(arg, lister string, ids []string) (string, error) {
 	case 1:
 		return ids[0], nil
 	}
-	shown := ids
-	if len(shown) > maxListedIDs {
-		shown = append(shown[:maxListedIDs:maxListedIDs], "…")
-	}
-	return "", fmt.Errorf("%s is required: there are %d (%s); call %s to choose", arg, len(ids), strings.Join(shown, ", "), lister)
+	return "", fmt.Errorf("%s is required: there are %d (%s); call %s to choose", arg, len(ids), firstIDs(ids), lister)
 }
 
-// sessionTarget is the exact-match target for a session name.
-func sessionTarget(name string) string { return tmux.SessionTarget(name) }
+// firstIDs joins the first maxListedIDs ids for a message.
+func firstIDs(ids []string) string {
+	if len(ids) > maxListedIDs {
+		ids = append(ids[:maxListedIDs:maxListedIDs], "…")
+	}
+	return strings.Join(ids, ", ")
+}

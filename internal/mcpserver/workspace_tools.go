@@ -47,7 +47,7 @@ func (s *Server) buildWorkspace(ctx context.Context, _ *mcp.CallToolRequest, in 
 		}
 	}
 	sessions, err := s.tmux.ListSessions(ctx)
-	if err != nil && !tmux.IsNoServer(err) {
+	if err != nil {
 		return nil, workspaceOut{}, explain("listing sessions before building "+plan.Session, err)
 	}
 	if slices.ContainsFunc(sessions, func(ss tmux.Session) bool { return ss.Name == plan.Session }) {
@@ -127,10 +127,10 @@ func (s *Server) fillWorkspace(ctx context.Context, plan workspace.Plan, made tm
 		for _, cmd := range commands[i] {
 			// Recorded before it is sent, so its echo is known when it comes back.
 			s.hub.Typed(pane, cmd)
-			if _, err := s.tmux.Run(ctx, "send-keys", "-t", pane, "-l", "--", cmd); err != nil {
+			if err := s.tmux.SendKeys(ctx, pane, true, cmd); err != nil {
 				return explain("typing into pane "+pane, err)
 			}
-			if _, err := s.tmux.Run(ctx, "send-keys", "-t", pane, "Enter"); err != nil {
+			if err := s.tmux.SendKeys(ctx, pane, false, "Enter"); err != nil {
 				return explain("typing into pane "+pane, err)
 			}
 		}

@@ -57,8 +57,11 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 	if ask != nil || err != nil {
 		return ask, sentOut{}, err
 	}
-	// Recorded before it is sent, so its echo is known when it comes back.
-	s.hub.Typed(id, in.Keys)
+	// Recorded before it is sent, so its echo is known when it comes back;
+	// a key name (C-c) types no text of its own.
+	if in.Literal || !isKeyName(in.Keys) {
+		s.hub.Typed(id, in.Keys)
+	}
 	if in.Literal {
 		if in.Keys != "" {
 			err = s.tmux.SendKeys(ctx, id, true, in.Keys)
@@ -223,15 +226,15 @@ func (s *Server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 		return nil, renamedOut{}, fmt.Errorf("newName: %w", err)
 	}
 	// Read the id first: after the rename the old name no longer finds it.
-	ids, err := s.tmux.Expand(ctx, sessionTarget(session), "#{session_id}")
+	ids, err := s.tmux.Fields(ctx, tmux.SessionTarget(session), "session_id")
 	if err != nil {
 		return nil, renamedOut{}, explain("finding session "+session, err)
 	}
 	id := ids[0] + ":"
-	if _, err := s.tmux.Run(ctx, "rename-session", "-t", id, tmux.EscapeFormat(in.NewName)); err != nil {
+	if err := s.tmux.Rename(ctx, id, in.NewName); err != nil {
 		return nil, renamedOut{}, explain("renaming session "+session, err)
 	}
-	name, err := s.tmux.Expand(ctx, id, "#{session_name}")
+	name, err := s.tmux.Fields(ctx, id, "session_name")
 	if err != nil {
 		return nil, renamedOut{}, explain("reading the new name of session "+ids[0], err)
 	}
@@ -248,10 +251,10 @@ func (s *Server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if err != nil {
 		return nil, renamedOut{}, err
 	}
-	if _, err := s.tmux.Run(ctx, "rename-window", "-t", id, tmux.EscapeFormat(in.NewName)); err != nil {
+	if err := s.tmux.Rename(ctx, id, in.NewName); err != nil {
 		return nil, renamedOut{}, explain("renaming window "+id, err)
 	}
-	name, err := s.tmux.Expand(ctx, id, "#{window_name}")
+	name, err := s.tmux.Fields(ctx, id, "window_name")
 	if err != nil {
 		return nil, renamedOut{}, explain("reading the new name of window "+id, err)
 	}

@@ -18,6 +18,8 @@ const (
 	typedMemory = 5 * time.Second
 	// maxTyped bounds the lines remembered per pane.
 	maxTyped = 32
+	// minTyped is the shortest typed line worth remembering, in bytes.
+	minTyped = 3
 )
 
 // Hub keeps one Stream for each pane that something is waiting on or
@@ -283,14 +285,16 @@ func (h *Hub) Refresh(ctx context.Context, paneID string) (tmux.Pane, error) {
 }
 
 // Typed records text tmcp typed into a pane, so that waits can tell the
-// shell's echo of it from the output of what it ran.
+// shell's echo of it from the output of what it ran. Lines shorter than
+// minTyped (spaces aside) are not recorded: any output line ending in
+// those few bytes would be taken for their echo.
 func (h *Hub) Typed(paneID, text string) {
 	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	lines := h.typed[paneID]
 	for _, l := range strings.Split(text, "\n") {
-		if strings.TrimSpace(l) != "" {
+		if len(strings.TrimSpace(l)) >= minTyped {
 			h.typedN++
 			lines = append(lines, TypedLine{Seq: h.typedN, Text: l, at: now})
 		}

@@ -108,3 +108,17 @@ func TestAStreamThatEndedIsLetGoOnRelease(t *testing.T) {
 		t.Fatal("the hub still holds the ended stream after its last release")
 	}
 }
+
+func TestTypedRemembersOnlyLinesLongEnoughToTellFromOutput(t *testing.T) {
+	h := &Hub{typed: map[string][]TypedLine{}}
+	h.Typed("%0", "y")
+	h.Typed("%0", "ls\n  q \nmake test\n\n")
+	h.Typed("%0", "C-c")
+	var got []string
+	for _, l := range h.RecentlyTyped("%0") {
+		got = append(got, l.Text)
+	}
+	if want := []string{"make test", "C-c"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("typed y, ls, q, make test, C-c: remembered %q, want %q", got, want)
+	}
+}

@@ -1,5 +1,7 @@
 package pane
 
+import "unicode/utf8"
+
 // Truncation says what bounding dropped from the start of a text.
 type Truncation struct {
 	Truncated    bool `json:"truncated"`
@@ -20,17 +22,26 @@ func Tail(lines []string, maxLines, maxBytes int) ([]string, Truncation) {
 		keep = i
 	}
 	if keep == len(lines) && len(lines) > 0 {
-		last := lines[len(lines)-1]
-		cut := max(len(last)-maxBytes, 0)
-		for cut < len(last) && cut > 0 && last[cut]&0xC0 == 0x80 {
-			cut++ // do not start inside a UTF-8 character
-		}
-		return []string{last[cut:]}, Truncation{Truncated: true, DroppedLines: len(lines) - 1, DroppedBytes: byteCount(lines[:len(lines)-1]) + cut}
+		last, cut := TailBytes(lines[len(lines)-1], maxBytes)
+		return []string{last}, Truncation{Truncated: true, DroppedLines: len(lines) - 1, DroppedBytes: byteCount(lines[:len(lines)-1]) + cut}
 	}
 	if keep == 0 {
 		return lines, Truncation{}
 	}
 	return lines[keep:], Truncation{Truncated: true, DroppedLines: keep, DroppedBytes: byteCount(lines[:keep])}
+}
+
+// TailBytes keeps the last n bytes of s, not starting inside a UTF-8
+// character, and says how many bytes it dropped.
+func TailBytes(s string, n int) (string, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	cut := len(s) - max(n, 0)
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return s[cut:], cut
 }
 
 func byteCount(lines []string) int {

@@ -194,6 +194,20 @@ func (c *Client) Expand(ctx context.Context, target, format string) ([]string, e
 	return out, nil
 }
 
+// Fields returns the values of format variables for one target (a pane,
+// window or session), in order. A missing target is an error naming it.
+func (c *Client) Fields(ctx context.Context, target string, vars ...string) ([]string, error) {
+	out, err := c.Expand(ctx, target, listFormat(vars))
+	if err != nil {
+		return nil, err
+	}
+	recs, err := parseRecords(out, len(vars))
+	if err != nil || len(recs) != 1 {
+		return nil, fmt.Errorf("reading %s of %s: unexpected answer %q", strings.Join(vars, ", "), target, out)
+	}
+	return recs[0], nil
+}
+
 // targetKind names what a target points at, for messages.
 func targetKind(target string) string {
 	switch {
@@ -249,13 +263,26 @@ func (c *Client) CapturePane(ctx context.Context, pane string, o CaptureOptions)
 }
 
 // SendKeys types keys into a pane. With literal, each key is sent as text
-// with no key-name lookup.
+// with no key-name lookup. A key starting with "-" is a key, never an
+// option of send-keys.
 func (c *Client) SendKeys(ctx context.Context, pane string, literal bool, keys ...string) error {
 	args := []string{"send-keys", "-t", pane}
 	if literal {
 		args = append(args, "-l")
 	}
-	_, err := c.Run(ctx, append(args, keys...)...)
+	_, err := c.Run(ctx, append(append(args, "--"), keys...)...)
+	return err
+}
+
+// Rename renames a session (target "$1:" or "=name:") or a window ("@2"),
+// literally: the name is never expanded as a format, and one starting with
+// "-" is a name, not an option.
+func (c *Client) Rename(ctx context.Context, target, name string) error {
+	cmd := "rename-session"
+	if targetKind(target) == "window" {
+		cmd = "rename-window"
+	}
+	_, err := c.Run(ctx, cmd, "-t", target, "--", EscapeFormat(name))
 	return err
 }
 
@@ -316,7 +343,8 @@ func (o NewOptions) common(args []string) []string {
 func (c *Client) create(ctx context.Context, args []string, command string) (Created, error) {
 	args = append(args, "-P", "-F", listFormat(createdVars))
 	if command != "" {
-		args = append(args, command)
+		// "--": a command starting with "-" is a command, not an option.
+		args = append(args, "--", command)
 	}
 	out, err := c.Run(ctx, args...)
 	if err != nil {

@@ -1,7 +1,6 @@
 package tmux
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -164,18 +163,4 @@ func (p *layoutParser) expect(c byte) error {
 	}
 	p.i++
 	return nil
-}
-
-// Fields returns the values of format variables for one target (a pane,
-// window or session), in order. A missing target is an error naming it.
-func (c *Client) Fields(ctx context.Context, target string, vars ...string) ([]string, error) {
-	out, err := c.Expand(ctx, target, listFormat(vars))
-	if err != nil {
-		return nil, err
-	}
-	recs, err := parseRecords(out, len(vars))
-	if err != nil || len(recs) != 1 {
-		return nil, fmt.Errorf("reading %s of %s: unexpected answer %q", strings.Join(vars, ", "), target, out)
-	}
-	return recs[0], nil
 }

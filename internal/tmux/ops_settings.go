@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -78,8 +79,12 @@ func (c *Client) ShowOptions(ctx context.Context, scope OptionScope, target, nam
 }
 
 // SetOption sets an option of scope on target to value, literally (never
-// -F, so no format in it is expanded now), or unsets it.
+// -F, so no format in it is expanded now), or unsets it. It refuses to set
+// window-size to manual globally: tmux 3.3a can crash on it.
 func (c *Client) SetOption(ctx context.Context, scope OptionScope, target, name, value string, unset bool) error {
+	if !unset && value == "manual" && target == "" && isWindowSize(name) {
+		return errors.New("refusing to set window-size to manual globally: tmux 3.3a can crash on it; set it on one window instead (scope window, target @N)")
+	}
 	flags, err := optionTarget(scope, target)
 	if err != nil {
 		return err
@@ -92,6 +97,14 @@ func (c *Client) SetOption(ctx context.Context, scope OptionScope, target, name,
 	}
 	_, err = c.Run(ctx, args...)
 	return err
+}
+
+// isWindowSize reports whether tmux reads name as window-size: the name or
+// an unambiguous prefix of it, at least "window-si" ("window-s" begins
+// window-status-* and window-style too), an array index aside.
+func isWindowSize(name string) bool {
+	name, _, _ = strings.Cut(name, "[")
+	return len(name) >= len("window-si") && strings.HasPrefix("window-size", name)
 }
 
 // ParseOptionLine reads one line of show-options: the name (with [i] for

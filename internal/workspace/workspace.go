@@ -1,13 +1,15 @@
 // Package workspace reads a tmuxp-style YAML document into a Plan: the
 // session, its windows and their panes, with every directory resolved and
 // every command in the order it is to be typed. It only reads and checks;
-// it makes nothing in tmux. Every error names the document's line.
+// it makes nothing in tmux. An error about a part of the document names
+// its line; one about the whole (too large, empty) has none.
 package workspace
 
 import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -24,7 +26,7 @@ const (
 // Plan is a checked workspace, ready to build.
 type Plan struct {
 	Session     string
-	Dir         string   // the session's start directory; "" for tmux's default
+	dir         string   // the session's start directory; "" for tmux's default
 	Environment []string // KEY=VALUE, in the document's order
 	Windows     []Window
 	dirs        []Dir
@@ -59,6 +61,10 @@ func (p Plan) Dirs() []Dir { return p.dirs }
 
 // envName is what an environment variable may be called.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// IsEnvName reports whether name is a portable environment variable name:
+// letters, digits and _, not starting with a digit.
+func IsEnvName(name string) bool { return envName.MatchString(name) }
 
 // A LayoutChecker checks a window's layout as the document gives it and
 // returns what to hand tmux, and how many panes a layout string describes
@@ -135,7 +141,7 @@ func fields(n *yaml.Node, what string, known []string) (map[string]*yaml.Node, [
 		if k.Kind != yaml.ScalarNode {
 			return nil, nil, errAt(k, "%s has a key that is not a plain name", what)
 		}
-		if known != nil && !contains(known, k.Value) {
+		if known != nil && !slices.Contains(known, k.Value) {
 			return nil, nil, errAt(k, "%q is not supported in %s; use %s", k.Value, what, strings.Join(known, ", "))
 		}
 		if _, dup := out[k.Value]; dup {
@@ -158,15 +164,6 @@ func scalarAt(n *yaml.Node, key string) string {
 		}
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func kind(n *yaml.Node) string {
@@ -281,7 +278,7 @@ func (p *parser) session(n *yaml.Node) (Plan, error) {
 	}
 	p.plan.Session = name
 	if d, ok := f["start_directory"]; ok {
-		if p.plan.Dir, err = p.dir(d, ""); err != nil {
+		if p.plan.dir, err = p.dir(d, ""); err != nil {
 			return Plan{}, err
 		}
 	}
@@ -374,9 +371,9 @@ func (p *parser) window(n *yaml.Node, index int, before []string) (Window, error
 			return Window{}, err
 		}
 	}
-	dir := p.plan.Dir
+	dir := p.plan.dir
 	if v, ok := f["start_directory"]; ok {
-		if dir, err = p.dir(v, p.plan.Dir); err != nil {
+		if dir, err = p.dir(v, p.plan.dir); err != nil {
 			return Window{}, err
 		}
 	}

@@ -45,7 +45,7 @@ windows:
       - shell_command: tail -f log
         start_directory: ~/logs
 `,
-			want: Plan{Session: "dev", Dir: "/srv", Environment: []string{"EDITOR=vi", "LEVEL=3"}, Windows: []Window{
+			want: Plan{Session: "dev", dir: "/srv", Environment: []string{"EDITOR=vi", "LEVEL=3"}, Windows: []Window{
 				{Name: "edit", Layout: "main-vertical", Named: true, Panes: []Pane{
 					{Dir: "/srv/app", Commands: []string{"cd .", "export A=1", "vi"}},
 					{Dir: "/srv/app", Commands: []string{"cd .", "export A=1"}},
@@ -138,7 +138,7 @@ func TestParseNamesTheLineOfEachProblem(t *testing.T) {
 
 func TestParseExpandsHomeOnlyWhenItIsKnown(t *testing.T) {
 	doc := "session_name: s\nstart_directory: ~\nwindows: [{}]\n"
-	if p, err := Parse([]byte(doc), "/home/u", tmux.CheckLayout); err != nil || p.Dir != "/home/u" || p.Windows[0].Panes[0].Dir != "/home/u" {
+	if p, err := Parse([]byte(doc), "/home/u", tmux.CheckLayout); err != nil || p.dir != "/home/u" || p.Windows[0].Panes[0].Dir != "/home/u" {
 		t.Errorf("~ with a home: %+v, %v", p, err)
 	}
 	if _, err := Parse([]byte(doc), "", tmux.CheckLayout); err == nil || !strings.Contains(err.Error(), "line 2: start_directory \"~\": no home directory") {
