@@ -190,7 +190,7 @@ func (c *Client) control(ctx context.Context) (*controlClient, error) {
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				return nil, &CommandError{Args: []string{"attach-session"}, Message: "no answer from tmux in time", Err: ctx.Err()}
+				return nil, noAnswer([]string{"attach-session"}, ctx.Err())
 			}
 		}
 		if time.Now().Before(c.retryAfter) {

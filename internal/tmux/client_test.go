@@ -177,6 +177,19 @@ func TestKillingTheAttachedSessionReconnects(t *testing.T) {
 	}
 }
 
+// checkNoAnswer checks that err is the error of a command tmux did not
+// answer: recognisable as ErrNoAnswer, carrying the context's reason, and
+// saying so in its message.
+func checkNoAnswer(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrNoAnswer) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%s: err %v, want one that is ErrNoAnswer and context.DeadlineExceeded", what, err)
+	}
+	if err != nil && !strings.Contains(err.Error(), "no answer from tmux in time") {
+		t.Errorf("%s: message %q does not say tmux gave no answer in time", what, err)
+	}
+}
+
 func TestStoppedServerGivesAPromptNamedError(t *testing.T) {
 	srv := tmuxtest.New(t)
 	c := newClient(t, srv)
@@ -204,7 +217,12 @@ func TestStoppedServerGivesAPromptNamedError(t *testing.T) {
 		if took[i] > 2*time.Second {
 			t.Errorf("call %d took %v with a 500ms deadline", i, took[i])
 		}
+		checkNoAnswer(t, fmt.Sprintf("call %d on a stopped server", i), err)
 	}
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := c.RunProcess(short, "list-sessions")
+	cancelShort()
+	checkNoAnswer(t, "a process on a stopped server", err)
 	srv.Continue()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()

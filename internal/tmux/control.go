@@ -130,7 +130,7 @@ func startControl(ctx context.Context, l *Launcher, target string, flags string,
 		return nil, &CommandError{Args: args, Message: c.failure()}
 	case <-ctx.Done():
 		c.close()
-		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer(args, ctx.Err())
 	}
 }
 
@@ -225,12 +225,12 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	case <-c.done:
 		return nil, errClosed
 	case <-ctx.Done():
-		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer(args, ctx.Err())
 	}
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer(args, ctx.Err())
 	}
 	switch {
 	case r.err != nil:

@@ -2,7 +2,6 @@ package tmux
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -118,10 +117,6 @@ func SocketDir() string {
 	}
 	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()))
 }
-
-// ErrNoAnswer is returned by ProbeServer for a server that did not answer
-// in time: it is wedged or overloaded.
-var ErrNoAnswer = errors.New("no answer from tmux in time")
 
 // ProbeServer asks the tmux server on socket how many sessions it has,
 // within timeout, as a separate process started by this client's

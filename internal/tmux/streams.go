@@ -120,7 +120,7 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	case s.attaching <- struct{}{}:
 		defer func() { <-s.attaching }()
 	case <-ctx.Done():
-		return nil, &CommandError{Args: []string{"attach-session", "-t", session}, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer([]string{"attach-session", "-t", session}, ctx.Err())
 	}
 	s.mu.Lock()
 	cc := s.clients[session]
