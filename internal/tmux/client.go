@@ -101,9 +101,6 @@ func (c *Client) Version() string { return c.version }
 // Binary returns the resolved path of the tmux executable.
 func (c *Client) Binary() string { return c.binary }
 
-// Launcher returns the launcher every tmux process of this client uses.
-func (c *Client) Launcher() *Launcher { return c.launcher }
-
 // ProcessesStarted reports how many tmux processes the client has started:
 // in steady state with a session, a command starts none.
 func (c *Client) ProcessesStarted() int64 { return c.launcher.Started() }
@@ -285,20 +282,6 @@ func (c *Client) close() {
 	for _, cc := range clients {
 		cc.wait(closeGrace + processWaitDelay)
 	}
-}
-
-// lastGuardNumber returns the command number of the last reply the command
-// client read, for tests that predict the numbers tmux will use.
-func (c *Client) lastGuardNumber() int {
-	c.mu.Lock()
-	ctl := c.ctl
-	c.mu.Unlock()
-	if ctl == nil {
-		return 0
-	}
-	ctl.mu.Lock()
-	defer ctl.mu.Unlock()
-	return ctl.lastNumber
 }
 
 // SocketPath returns the path of the socket the client addresses, worked

@@ -231,6 +231,32 @@ func TestStoppedServerGivesAPromptNamedError(t *testing.T) {
 	}
 }
 
+// lastCommandNumber returns the number tmux gave the last command it ran.
+// tmux numbers the commands of all its clients in one sequence, so a
+// control client of the test's own reads it from its guard lines.
+func lastCommandNumber(t *testing.T, srv *tmuxtest.Server) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := srv.Command(ctx, "-C", "attach-session", "-f", "ignore-size,no-output")
+	cmd.Stdin = strings.NewReader("display-message -p probe\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probing tmux's command numbers: %v", err)
+	}
+	last := -1
+	for _, line := range strings.Split(string(out), "\n") {
+		var when, number, flags int
+		if _, err := fmt.Sscanf(line, "%%end %d %d %d", &when, &number, &flags); err == nil {
+			last = number
+		}
+	}
+	if last < 0 {
+		t.Fatalf("probing tmux's command numbers: no guard line in %q", out)
+	}
+	return last
+}
+
 // TestForgedGuardLinesInAPaneDoNotCorruptAReply writes, to a pane's
 // terminal, guard lines with the time and the command numbers the next
 // captures will carry, then captures the pane until one capture meets its
@@ -246,7 +272,7 @@ func TestForgedGuardLinesInAPaneDoNotCorruptAReply(t *testing.T) {
 	defer tty.Close()
 	c := newClient(t, srv)
 	run(t, c, "list-sessions")
-	last, now := c.lastGuardNumber(), time.Now().Unix()
+	last, now := lastCommandNumber(t, srv), time.Now().Unix()
 	var forged strings.Builder
 	forged.WriteString("\x1b[H\x1b[2J")
 	for n := last + 1; n <= last+28; n++ {

@@ -63,14 +63,12 @@ type controlClient struct {
 	reaped  chan struct{} // closed once the process has been waited for
 	ready   chan struct{} // closed once the attach has completed
 
-	mu         sync.Mutex
-	pending    []*request
-	seq        uint64
-	session    string // "$1", from %session-changed
-	lastNumber int    // command number of the last guard read
-	closeErr   error
-	exitNote   string
-	closeOnce  sync.Once
+	mu        sync.Mutex
+	pending   []*request
+	seq       uint64
+	session   string // "$1", from %session-changed
+	exitNote  string
+	closeOnce sync.Once
 }
 
 // request is one command on its way through a control client.
@@ -290,10 +288,8 @@ func (c *controlClient) wait(d time.Duration) {
 func (c *controlClient) readLoop(stdout io.Reader) {
 	p := &replyParser{c: c}
 	br := bufio.NewReaderSize(stdout, 64<<10)
-	var err error
 	for {
-		var line []byte
-		line, err = readLine(br)
+		line, err := readLine(br)
 		if err != nil {
 			break
 		}
@@ -303,7 +299,6 @@ func (c *controlClient) readLoop(stdout io.Reader) {
 	c.mu.Lock()
 	pending := c.pending
 	c.pending = nil
-	c.closeErr = err
 	c.mu.Unlock()
 	msg := c.failure()
 	for _, r := range pending {
