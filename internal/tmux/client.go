@@ -302,9 +302,15 @@ func (c *Client) SocketPath() string {
 	if name == "" {
 		name = "default"
 	}
+	return filepath.Join(SocketDir(), name)
+}
+
+// SocketDir returns the directory where tmux keeps this user's sockets:
+// ${TMUX_TMPDIR:-/tmp}/tmux-UID.
+func SocketDir() string {
 	dir := os.Getenv("TMUX_TMPDIR")
 	if dir == "" {
 		dir = "/tmp"
 	}
-	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()), name)
+	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()))
 }

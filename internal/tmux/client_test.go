@@ -377,3 +377,31 @@ func TestPrepareWithoutASessionLeavesCommandsWorking(t *testing.T) {
 		t.Error("after a session appeared, commands did not go over a command client")
 	}
 }
+
+func TestSocketPathIsWorkedOutAsTmuxDoes(t *testing.T) {
+	t.Setenv("TMUX_TMPDIR", "/run/x")
+	t.Setenv("TMUX", "/tmp/tmux-9/outer,123,0")
+	uid := fmt.Sprint(os.Getuid())
+	cases := []struct {
+		l    *Launcher
+		want string
+	}{
+		{&Launcher{SocketPath: "/s/p", SocketName: "n"}, "/s/p"},
+		{&Launcher{SocketName: "n"}, "/run/x/tmux-" + uid + "/n"},
+		{&Launcher{}, "/tmp/tmux-9/outer"},
+	}
+	for _, tc := range cases {
+		c := &Client{launcher: tc.l}
+		if got := c.SocketPath(); got != tc.want {
+			t.Errorf("SocketPath with -S %q -L %q = %q, want %q", tc.l.SocketPath, tc.l.SocketName, got, tc.want)
+		}
+	}
+	if got, want := SocketDir(), "/run/x/tmux-"+uid; got != want {
+		t.Errorf("SocketDir = %q, want %q", got, want)
+	}
+	t.Setenv("TMUX", "")
+	t.Setenv("TMUX_TMPDIR", "")
+	if got, want := (&Client{launcher: &Launcher{}}).SocketPath(), "/tmp/tmux-"+uid+"/default"; got != want {
+		t.Errorf("SocketPath outside tmux = %q, want %q", got, want)
+	}
+}

@@ -3,9 +3,6 @@ package tmux
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -106,16 +103,6 @@ func (c *Client) ShowBuffer(ctx context.Context, name string, size int) (string,
 func (c *Client) DeleteBuffer(ctx context.Context, name string) error {
 	_, err := c.Run(ctx, "delete-buffer", "-b", name)
 	return err
-}
-
-// SocketDir returns the directory where tmux keeps this user's sockets:
-// ${TMUX_TMPDIR:-/tmp}/tmux-UID.
-func SocketDir() string {
-	dir := os.Getenv("TMUX_TMPDIR")
-	if dir == "" {
-		dir = "/tmp"
-	}
-	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()))
 }
 
 // ProbeServer asks the tmux server on socket how many sessions it has,
