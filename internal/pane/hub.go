@@ -25,7 +25,8 @@ const (
 // once nobody has needed it for its linger time, so panes nobody watches
 // run at full speed. It also remembers what tmcp typed into each pane.
 type Hub struct {
-	tc *tmux.Client
+	tc     *tmux.Client
+	checks checkRuns
 
 	mu       sync.Mutex
 	panes    map[string]*watched
@@ -55,7 +56,7 @@ type TypedLine struct {
 // NewHub returns a Hub that streams panes of tc's server.
 func NewHub(tc *tmux.Client) *Hub {
 	h := &Hub{tc: tc, panes: map[string]*watched{}, starting: map[string]chan struct{}{}, typed: map[string][]TypedLine{}}
-	tc.OnLayoutChange(func() { go h.checkPanes() })
+	tc.OnLayoutChange(func() { h.checks.request(h.checkPanes) })
 	return h
 }
 
@@ -230,6 +231,41 @@ func (h *Hub) StartPID(paneID string, generation uint64) (int, bool) {
 		return w.pid, true
 	}
 	return 0, false
+}
+
+// checkRuns coalesces requests to run a check: a burst of layout changes
+// costs at most one check running and one more due after it, not one
+// listing of every pane per notification.
+type checkRuns struct {
+	mu      sync.Mutex
+	running bool
+	again   bool // requested while running: run once more when done
+}
+
+// request runs check on its own goroutine, or, if one is running, has it
+// run once more afterwards (so the last change is always checked). It
+// never blocks.
+func (r *checkRuns) request(check func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running {
+		r.again = true
+		return
+	}
+	r.running = true
+	go func() {
+		for {
+			check()
+			r.mu.Lock()
+			if !r.again {
+				r.running = false
+				r.mu.Unlock()
+				return
+			}
+			r.again = false
+			r.mu.Unlock()
+		}
+	}()
 }
 
 // checkPanes closes the streams of panes that died or went away; it runs
