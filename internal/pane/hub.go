@@ -119,7 +119,7 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		return nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
-	stop, err := h.tc.Watch(ctx, paneID, func(ev tmux.OutputEvent) {
+	stop, err := h.tc.Watch(ctx, paneID, info.SessionID, func(ev tmux.OutputEvent) {
 		switch {
 		case ev.Ended:
 			s.Close("the pane's session or server went away")

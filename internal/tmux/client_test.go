@@ -311,7 +311,7 @@ func TestWatchingAndUnwatchingABusyPaneLeavesTheServerUp(t *testing.T) {
 	c := newClient(t, srv)
 	var got atomic.Int64
 	for i := 0; i < 40; i++ {
-		stop, err := c.Watch(context.Background(), "%0", func(ev OutputEvent) { got.Add(int64(len(ev.Data))) })
+		stop, err := c.Watch(context.Background(), "%0", "$0", func(ev OutputEvent) { got.Add(int64(len(ev.Data))) })
 		if err != nil {
 			t.Fatalf("watch %d: %v", i, err)
 		}

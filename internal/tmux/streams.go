@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -66,24 +67,20 @@ func newStreamSet(c *Client) *streamSet {
 	}
 }
 
-// Watch delivers the output of pane (an id such as "%3") to fn from now
-// on, until stop is called or the stream ends (fn then gets Ended). fn runs
-// on the connection's reader and must not block.
-func (c *Client) Watch(ctx context.Context, pane string, fn func(OutputEvent)) (stop func(), err error) {
-	return c.streams.watch(ctx, pane, fn)
+// Watch delivers the output of pane (an id such as "%3") in session (its
+// session's id, such as "$1", as PaneInfo gives it) to fn from now on,
+// until stop is called or the stream ends (fn then gets Ended). fn runs on
+// the connection's reader and must not block.
+func (c *Client) Watch(ctx context.Context, pane, session string, fn func(OutputEvent)) (stop func(), err error) {
+	return c.streams.watch(ctx, pane, session, fn)
 }
 
-func (s *streamSet) watch(ctx context.Context, pane string, fn func(OutputEvent)) (func(), error) {
+func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(OutputEvent)) (func(), error) {
+	if !strings.HasPrefix(session, "$") {
+		return nil, fmt.Errorf("streaming pane %s: %q is not a session id", pane, session)
+	}
 	ctx, cancel := s.c.bound(ctx)
 	defer cancel()
-	out, err := s.c.Run(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
-	if err != nil {
-		return nil, err
-	}
-	if len(out) != 1 || out[0] == "" {
-		return nil, fmt.Errorf("finding the session of pane %s: unexpected answer %q", pane, out)
-	}
-	session := out[0]
 	// Registered before the client exists, so its first output is routed.
 	w := &watcher{pane: pane, session: session, fn: fn}
 	s.mu.Lock()
