@@ -162,14 +162,13 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		return
 	}
 	if w == nil || w.session != session {
-		mute := cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane]
-		if mute {
+		if cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane] {
+			// Posted under s.mu, so a watch that resumes the pane after
+			// this (under s.mu too) reaches tmux after the mute.
 			s.muted[cc][ev.Pane] = true
-		}
-		s.mu.Unlock()
-		if mute {
 			cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
 		}
+		s.mu.Unlock()
 		return
 	}
 	s.mu.Unlock()
@@ -178,7 +177,12 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	w.fn(ev)
 	if ev.Paused && cc != nil {
-		cc.post("refresh-client", "-A", ev.Pane+":"+paneResume)
+		s.mu.Lock()
+		if s.watchers[ev.Pane] == w {
+			// Not once unwatched: the pane stays muted.
+			cc.post("refresh-client", "-A", ev.Pane+":"+paneResume)
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -213,13 +217,13 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 		return
 	}
 	delete(s.watchers, pane)
-	if w.client != nil && s.muted[w.client] != nil {
-		s.muted[w.client][pane] = true
-	}
-	s.mu.Unlock()
 	if w.client != nil {
+		if s.muted[w.client] != nil {
+			s.muted[w.client][pane] = true
+		}
 		w.client.post("refresh-client", "-A", pane+":"+paneMute)
 	}
+	s.mu.Unlock()
 }
 
 // sessions returns the session ids the output clients are attached to.

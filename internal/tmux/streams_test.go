@@ -1,8 +1,10 @@
 package tmux
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,5 +74,36 @@ func TestWatchingAPaneOnlyResumesIt(t *testing.T) {
 	display := after["display-message"] - before["display-message"]
 	if refresh != 1 || display != 1 {
 		t.Errorf("watching %%1 ran refresh-client %d times and display-message %d times, want 1 and 1 (the resume and its sentinel)", refresh, display)
+	}
+}
+
+// TestPostedCommandsAreNeverDropped posts far more commands than the
+// write queue holds while tmux takes none: each must still be written, in
+// order, once tmux reads again (mutes and resumes are recorded as done
+// when posted).
+func TestPostedCommandsAreNeverDropped(t *testing.T) {
+	pr, pw := io.Pipe()
+	c := &controlClient{
+		stdin:  pw,
+		nonce:  "n",
+		writes: make(chan *request, writeQueueLen),
+		kick:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	defer close(c.done)
+	go c.writeLoop()
+	const posts = 4 * writeQueueLen
+	for i := 0; i < posts; i++ {
+		c.post("refresh-client", "-A", fmt.Sprintf("%%%d:pause", i))
+	}
+	sc := bufio.NewScanner(pr)
+	for i := 0; i < posts; i++ {
+		want, _ := commandLine([]string{"refresh-client", "-A", fmt.Sprintf("%%%d:pause", i)})
+		if !sc.Scan() || sc.Text() != want {
+			t.Fatalf("command %d written as %q, want %q", i, sc.Text(), want)
+		}
+		if !sc.Scan() || sc.Text() != fmt.Sprintf("display-message -p n.%d", i+1) {
+			t.Fatalf("command %d: sentinel %q", i, sc.Text())
+		}
 	}
 }
