@@ -119,7 +119,17 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		return nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
-	stop, err := h.tc.Watch(ctx, paneID, info.SessionID, func(ev tmux.OutputEvent) {
+	stop, err := h.tc.Watch(ctx, paneID, info.SessionID, feed(s))
+	if err != nil {
+		return nil, err
+	}
+	return &watched{stream: s, pid: info.PID, refs: 1, stop: stop}, nil
+}
+
+// feed returns the receiver of a pane's events from tmux, writing them
+// into s.
+func feed(s *Stream) func(tmux.OutputEvent) {
+	return func(ev tmux.OutputEvent) {
 		switch {
 		case ev.Ended:
 			s.Close("the pane's session or server went away")
@@ -128,11 +138,7 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		default:
 			s.Write(ev.Data)
 		}
-	})
-	if err != nil {
-		return nil, err
 	}
-	return &watched{stream: s, pid: info.PID, refs: 1, stop: stop}, nil
 }
 
 func (h *Hub) releaser(paneID string, w *watched, linger time.Duration) func() {

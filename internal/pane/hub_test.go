@@ -165,3 +165,19 @@ func TestABurstOfLayoutChangesCostsFewListings(t *testing.T) {
 		t.Fatal("after the burst, the stream of a killed pane never ended")
 	}
 }
+
+// TestAPauseIsALossInTheStream: when tmux paused a pane's output for
+// tmcp, bytes were dropped, and readers of the stream must learn it.
+func TestAPauseIsALossInTheStream(t *testing.T) {
+	s := NewStream("%1", 1, DefaultRingSize)
+	f := feed(s)
+	f(tmux.OutputEvent{Pane: "%1", Data: []byte("before ")})
+	f(tmux.OutputEvent{Pane: "%1", Paused: true})
+	f(tmux.OutputEvent{Pane: "%1", Data: []byte("after")})
+	if s.LostBytes() < 1 {
+		t.Errorf("after a pause the stream reports %d bytes lost, want at least 1", s.LostBytes())
+	}
+	if data, _, _ := s.ReadFrom(0, 0); string(data) != "before after" {
+		t.Errorf("read %q, want the output on both sides of the pause, %q", data, "before after")
+	}
+}

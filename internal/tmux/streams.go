@@ -34,6 +34,9 @@ type streamSet struct {
 	watchers map[string]*watcher       // by pane id
 	muted    map[*controlClient]map[string]bool
 	onLayout func()
+	// route takes each event of an output client: deliver, which tests
+	// wrap to see what reaches tmcp.
+	route func(session string, cc *controlClient, ev OutputEvent)
 	// attaching holds a token while an output client attaches.
 	attaching chan struct{}
 }
@@ -58,13 +61,15 @@ type watcher struct {
 }
 
 func newStreamSet(c *Client) *streamSet {
-	return &streamSet{
+	s := &streamSet{
 		c:         c,
 		clients:   map[string]*controlClient{},
 		watchers:  map[string]*watcher{},
 		muted:     map[*controlClient]map[string]bool{},
 		attaching: make(chan struct{}, 1),
 	}
+	s.route = s.deliver
+	return s
 }
 
 // Watch delivers the output of pane (an id such as "%3") in session (its
@@ -127,8 +132,9 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	}
 	var self atomic.Pointer[controlClient]
 	flags := streamClientFlags + strconv.Itoa(pauseAfterSeconds)
+	route := s.route
 	cc, err := startControl(ctx, s.c.launcher, session, flags, func(ev OutputEvent) {
-		s.deliver(session, self.Load(), ev)
+		route(session, self.Load(), ev)
 	})
 	if err != nil {
 		return nil, err

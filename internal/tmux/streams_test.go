@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,5 +106,116 @@ func TestPostedCommandsAreNeverDropped(t *testing.T) {
 		if !sc.Scan() || sc.Text() != fmt.Sprintf("display-message -p n.%d", i+1) {
 			t.Fatalf("command %d: sentinel %q", i, sc.Text())
 		}
+	}
+}
+
+// TestAnUnwatchedPaneIsMutedAtItsFirstOutput: tmux sends an output client
+// the output of every pane of its session; a sibling of the watched pane
+// that nobody watches must stop reaching tmcp after its first output, so
+// that tmux does not hold it back for a reader that drops it.
+func TestAnUnwatchedPaneIsMutedAtItsFirstOutput(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	c := newClient(t, srv)
+	var sibling atomic.Int64
+	deliver := c.streams.route
+	c.streams.route = func(session string, cc *controlClient, ev OutputEvent) {
+		if ev.Pane == "%1" && len(ev.Data) > 0 {
+			sibling.Add(1)
+		}
+		deliver(session, cc, ev)
+	}
+	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	srv.Must("send-keys", "-t", "%1", "while :; do echo tick; sleep 0.01; done", "Enter")
+	if !tmuxtest.WaitFor(3*time.Second, func() bool { return sibling.Load() > 0 }) {
+		t.Fatal("the unwatched pane's first output never reached the output client")
+	}
+	time.Sleep(300 * time.Millisecond) // output already on its way may still arrive
+	settled := sibling.Load()
+	lines := func() string {
+		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}"))
+	}
+	before := lines()
+	time.Sleep(500 * time.Millisecond)
+	if after := lines(); after == before {
+		t.Fatalf("the unwatched pane stopped writing (history %s lines, then %s): the test proves nothing", before, after)
+	}
+	if n := sibling.Load(); n != settled {
+		t.Errorf("the unwatched pane's output kept reaching tmcp: %d events, then %d more in 500ms", settled, n-settled)
+	}
+}
+
+// TestAPauseIsReportedAndTheStreamResumed feeds an output client the
+// %pause tmux sends when a pane's output waited too long for tmcp: the
+// watcher hears Paused (bytes were dropped), and the pane is continued
+// while watched, not once unwatched.
+func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
+	pr, pw := io.Pipe()
+	cc := &controlClient{
+		stdin:  pw,
+		nonce:  "n",
+		writes: make(chan *request, writeQueueLen),
+		kick:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	defer close(cc.done)
+	go cc.writeLoop()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if !strings.HasPrefix(sc.Text(), "display-message -p n.") { // not a sentinel
+				lines <- sc.Text()
+			}
+		}
+	}()
+	// sentSince returns the commands written up to a marker posted now.
+	sentSince := func() []string {
+		t.Helper()
+		cc.post("display-message", "marker")
+		marker, _ := commandLine([]string{"display-message", "marker"})
+		var got []string
+		for {
+			select {
+			case l := <-lines:
+				if l == marker {
+					return got
+				}
+				got = append(got, l)
+			case <-time.After(3 * time.Second):
+				t.Fatalf("the marker was never written; got %q", got)
+			}
+		}
+	}
+	cmd := func(args ...string) string { l, _ := commandLine(args); return l }
+
+	s := newStreamSet(nil)
+	s.muted[cc] = map[string]bool{}
+	cc.onEvent = func(ev OutputEvent) { s.deliver("$0", cc, ev) }
+	var paused atomic.Int64
+	w := &watcher{pane: "%1", session: "$0", client: cc, fn: func(ev OutputEvent) {
+		if ev.Paused {
+			paused.Add(1)
+		}
+	}}
+	w.resumed.Store(true)
+	s.watchers["%1"] = w
+	p := &replyParser{c: cc}
+
+	p.line([]byte("%pause %1"))
+	if paused.Load() != 1 {
+		t.Fatalf("after %%pause the watcher heard %d pauses, want 1", paused.Load())
+	}
+	if got, want := sentSince(), cmd("refresh-client", "-A", "%1:continue"); len(got) != 1 || got[0] != want {
+		t.Fatalf("after %%pause of a watched pane tmcp sent %q, want only %q", got, want)
+	}
+	s.unwatch("%1", w)
+	p.line([]byte("%pause %1"))
+	if got, want := sentSince(), cmd("refresh-client", "-A", "%1:pause"); len(got) != 1 || got[0] != want {
+		t.Fatalf("after unwatching and a %%pause tmcp sent %q, want only the mute %q", got, want)
 	}
 }
