@@ -8,6 +8,9 @@ import (
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
+// noAnswerHint is the next step after a command tmux did not answer.
+const noAnswerHint = "tmux is not answering (stopped or overloaded); call get_server_info later"
+
 // hints map tmux's messages to the call a model should make next.
 var hints = []struct{ tmux, next string }{
 	{"can't find pane", "call list_panes to see the panes"},
@@ -23,7 +26,6 @@ var hints = []struct{ tmux, next string }{
 	{"no server running", "no tmux server is running; call create_session to start one"},
 	{"error connecting to", "no tmux server is running; call create_session to start one"},
 	{"duplicate session", "choose another name, or call list_sessions"},
-	{"no answer from tmux in time", "tmux is not answering (stopped or overloaded); call get_server_info later"},
 	{"create pane failed", "the window has no room; make the size smaller or kill a pane"},
 	{"no space for new pane", "the window has no room; make the size smaller or kill a pane"},
 }
@@ -38,6 +40,9 @@ func explain(doing string, err error) error {
 	var ce *tmux.CommandError
 	if errors.As(err, &ce) {
 		msg = ce.Message
+	}
+	if errors.Is(err, tmux.ErrNoAnswer) {
+		return fmt.Errorf("%s: %s; %s", doing, msg, noAnswerHint)
 	}
 	for _, h := range hints {
 		if strings.Contains(msg, h.tmux) {

@@ -27,7 +27,8 @@ const (
 // once nobody has needed it for its linger time, so panes nobody watches
 // run at full speed. It also remembers what tmcp typed into each pane.
 type Hub struct {
-	tc *tmux.Client
+	tc     *tmux.Client
+	checks checkRuns
 
 	mu       sync.Mutex
 	panes    map[string]*watched
@@ -57,7 +58,7 @@ type TypedLine struct {
 // NewHub returns a Hub that streams panes of tc's server.
 func NewHub(tc *tmux.Client) *Hub {
 	h := &Hub{tc: tc, panes: map[string]*watched{}, starting: map[string]chan struct{}{}, typed: map[string][]TypedLine{}}
-	tc.OnLayoutChange(func() { go h.checkPanes() })
+	tc.OnLayoutChange(func() { h.checks.request(h.checkPanes) })
 	return h
 }
 
@@ -120,7 +121,17 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		return nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
-	stop, err := h.tc.Watch(ctx, paneID, func(ev tmux.OutputEvent) {
+	stop, err := h.tc.Watch(ctx, paneID, info.SessionID, feed(s))
+	if err != nil {
+		return nil, err
+	}
+	return &watched{stream: s, pid: info.PID, refs: 1, stop: stop}, nil
+}
+
+// feed returns the receiver of a pane's events from tmux, writing them
+// into s.
+func feed(s *Stream) func(tmux.OutputEvent) {
+	return func(ev tmux.OutputEvent) {
 		switch {
 		case ev.Ended:
 			s.Close("the pane's session or server went away")
@@ -129,11 +140,7 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		default:
 			s.Write(ev.Data)
 		}
-	})
-	if err != nil {
-		return nil, err
 	}
-	return &watched{stream: s, pid: info.PID, refs: 1, stop: stop}, nil
 }
 
 func (h *Hub) releaser(paneID string, w *watched, linger time.Duration) func() {
@@ -221,6 +228,41 @@ func (h *Hub) MarksAt(t time.Time) map[string]Mark {
 		marks[id] = Mark{Generation: w.stream.Generation(), Offset: w.stream.EndAt(t)}
 	}
 	return marks
+}
+
+// checkRuns coalesces requests to run a check: a burst of layout changes
+// costs at most one check running and one more due after it, not one
+// listing of every pane per notification.
+type checkRuns struct {
+	mu      sync.Mutex
+	running bool
+	again   bool // requested while running: run once more when done
+}
+
+// request runs check on its own goroutine, or, if one is running, has it
+// run once more afterwards (so the last change is always checked). It
+// never blocks.
+func (r *checkRuns) request(check func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running {
+		r.again = true
+		return
+	}
+	r.running = true
+	go func() {
+		for {
+			check()
+			r.mu.Lock()
+			if !r.again {
+				r.running = false
+				r.mu.Unlock()
+				return
+			}
+			r.again = false
+			r.mu.Unlock()
+		}
+	}()
 }
 
 // checkPanes closes the streams of panes that died or went away; it runs

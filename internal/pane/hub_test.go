@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -120,5 +121,77 @@ func TestTypedRemembersOnlyLinesLongEnoughToTellFromOutput(t *testing.T) {
 	}
 	if want := []string{"make test", "C-c"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("typed y, ls, q, make test, C-c: remembered %q, want %q", got, want)
+	}
+}
+
+// TestABurstOfLayoutChangesCostsFewListings changes a streamed session's
+// layout many times in one tmux command: each change is a notification,
+// but the checks they call for must be coalesced, not one listing of all
+// panes per notification, and the last change must still be checked.
+func TestABurstOfLayoutChangesCostsFewListings(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	h := newHub(t, srv)
+	s, release, err := h.Acquire(context.Background(), "%0", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	const counter = "@listings"
+	srv.Must("set-option", "-g", counter, "0")
+	srv.Must("set-hook", "-g", "after-list-panes", fmt.Sprintf(`set-option -gF %s "#{e|+:#{%s},1}"`, counter, counter))
+	listings := func() int {
+		n, err := strconv.Atoi(strings.TrimSpace(srv.Must("show-options", "-gv", counter)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const changes = 60
+	var burst []string
+	for i := 0; i < changes; i++ {
+		layout := "even-horizontal"
+		if i%2 == 1 {
+			layout = "even-vertical"
+		}
+		if i > 0 {
+			burst = append(burst, ";")
+		}
+		burst = append(burst, "select-layout", "-t", "main", layout)
+	}
+	srv.Must(burst...)
+	// The listings run after the burst; wait until they stop coming.
+	last, quiet := -1, 0
+	for quiet < 4 {
+		time.Sleep(100 * time.Millisecond)
+		if n := listings(); n != last {
+			last, quiet = n, 0
+		} else {
+			quiet++
+		}
+	}
+	if last == 0 || last > changes/10 {
+		t.Errorf("%d layout changes caused %d listings of the panes, want at least 1 and at most %d", changes, last, changes/10)
+	}
+	// A change after the burst is still noticed.
+	srv.Must("kill-pane", "-t", "%0")
+	if !tmuxtest.WaitFor(3*time.Second, func() bool { closed, _ := s.Closed(); return closed }) {
+		t.Fatal("after the burst, the stream of a killed pane never ended")
+	}
+}
+
+// TestAPauseIsALossInTheStream: when tmux paused a pane's output for
+// tmcp, bytes were dropped, and readers of the stream must learn it.
+func TestAPauseIsALossInTheStream(t *testing.T) {
+	s := NewStream("%1", 1, DefaultRingSize)
+	f := feed(s)
+	f(tmux.OutputEvent{Pane: "%1", Data: []byte("before ")})
+	f(tmux.OutputEvent{Pane: "%1", Paused: true})
+	f(tmux.OutputEvent{Pane: "%1", Data: []byte("after")})
+	if s.LostBytes() < 1 {
+		t.Errorf("after a pause the stream reports %d bytes lost, want at least 1", s.LostBytes())
+	}
+	if data, _, _ := s.ReadFrom(0, 0); string(data) != "before after" {
+		t.Errorf("read %q, want the output on both sides of the pause, %q", data, "before after")
 	}
 }

@@ -101,9 +101,6 @@ func (c *Client) Version() string { return c.version }
 // Binary returns the resolved path of the tmux executable.
 func (c *Client) Binary() string { return c.binary }
 
-// Launcher returns the launcher every tmux process of this client uses.
-func (c *Client) Launcher() *Launcher { return c.launcher }
-
 // ProcessesStarted reports how many tmux processes the client has started:
 // in steady state with a session, a command starts none.
 func (c *Client) ProcessesStarted() int64 { return c.launcher.Started() }
@@ -190,7 +187,7 @@ func (c *Client) control(ctx context.Context) (*controlClient, error) {
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				return nil, &CommandError{Args: []string{"attach-session"}, Message: "no answer from tmux in time", Err: ctx.Err()}
+				return nil, noAnswer([]string{"attach-session"}, ctx.Err())
 			}
 		}
 		if time.Now().Before(c.retryAfter) {
@@ -287,20 +284,6 @@ func (c *Client) close() {
 	}
 }
 
-// lastGuardNumber returns the command number of the last reply the command
-// client read, for tests that predict the numbers tmux will use.
-func (c *Client) lastGuardNumber() int {
-	c.mu.Lock()
-	ctl := c.ctl
-	c.mu.Unlock()
-	if ctl == nil {
-		return 0
-	}
-	ctl.mu.Lock()
-	defer ctl.mu.Unlock()
-	return ctl.lastNumber
-}
-
 // SocketPath returns the path of the socket the client addresses, worked
 // out as tmux does: -S, else -L NAME (or "default") under TMUX_TMPDIR (or
 // /tmp) in tmux-UID, else the socket of the enclosing $TMUX.
@@ -319,9 +302,15 @@ func (c *Client) SocketPath() string {
 	if name == "" {
 		name = "default"
 	}
+	return filepath.Join(SocketDir(), name)
+}
+
+// SocketDir returns the directory where tmux keeps this user's sockets:
+// ${TMUX_TMPDIR:-/tmp}/tmux-UID.
+func SocketDir() string {
 	dir := os.Getenv("TMUX_TMPDIR")
 	if dir == "" {
 		dir = "/tmp"
 	}
-	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()), name)
+	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()))
 }

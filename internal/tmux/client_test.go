@@ -177,6 +177,19 @@ func TestKillingTheAttachedSessionReconnects(t *testing.T) {
 	}
 }
 
+// checkNoAnswer checks that err is the error of a command tmux did not
+// answer: recognisable as ErrNoAnswer, carrying the context's reason, and
+// saying so in its message.
+func checkNoAnswer(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrNoAnswer) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%s: err %v, want one that is ErrNoAnswer and context.DeadlineExceeded", what, err)
+	}
+	if err != nil && !strings.Contains(err.Error(), "no answer from tmux in time") {
+		t.Errorf("%s: message %q does not say tmux gave no answer in time", what, err)
+	}
+}
+
 func TestStoppedServerGivesAPromptNamedError(t *testing.T) {
 	srv := tmuxtest.New(t)
 	c := newClient(t, srv)
@@ -204,13 +217,44 @@ func TestStoppedServerGivesAPromptNamedError(t *testing.T) {
 		if took[i] > 2*time.Second {
 			t.Errorf("call %d took %v with a 500ms deadline", i, took[i])
 		}
+		checkNoAnswer(t, fmt.Sprintf("call %d on a stopped server", i), err)
 	}
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := c.RunProcess(short, "list-sessions")
+	cancelShort()
+	checkNoAnswer(t, "a process on a stopped server", err)
 	srv.Continue()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if _, err := c.Run(ctx, "list-sessions"); err != nil {
 		t.Fatalf("after SIGCONT: %v", err)
 	}
+}
+
+// lastCommandNumber returns the number tmux gave the last command it ran.
+// tmux numbers the commands of all its clients in one sequence, so a
+// control client of the test's own reads it from its guard lines.
+func lastCommandNumber(t *testing.T, srv *tmuxtest.Server) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := srv.Command(ctx, "-C", "attach-session", "-f", "ignore-size,no-output")
+	cmd.Stdin = strings.NewReader("display-message -p probe\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probing tmux's command numbers: %v", err)
+	}
+	last := -1
+	for _, line := range strings.Split(string(out), "\n") {
+		var when, number, flags int
+		if _, err := fmt.Sscanf(line, "%%end %d %d %d", &when, &number, &flags); err == nil {
+			last = number
+		}
+	}
+	if last < 0 {
+		t.Fatalf("probing tmux's command numbers: no guard line in %q", out)
+	}
+	return last
 }
 
 // TestForgedGuardLinesInAPaneDoNotCorruptAReply writes, to a pane's
@@ -228,7 +272,7 @@ func TestForgedGuardLinesInAPaneDoNotCorruptAReply(t *testing.T) {
 	defer tty.Close()
 	c := newClient(t, srv)
 	run(t, c, "list-sessions")
-	last, now := c.lastGuardNumber(), time.Now().Unix()
+	last, now := lastCommandNumber(t, srv), time.Now().Unix()
 	var forged strings.Builder
 	forged.WriteString("\x1b[H\x1b[2J")
 	for n := last + 1; n <= last+28; n++ {
@@ -267,7 +311,7 @@ func TestWatchingAndUnwatchingABusyPaneLeavesTheServerUp(t *testing.T) {
 	c := newClient(t, srv)
 	var got atomic.Int64
 	for i := 0; i < 40; i++ {
-		stop, err := c.Watch(context.Background(), "%0", func(ev OutputEvent) { got.Add(int64(len(ev.Data))) })
+		stop, err := c.Watch(context.Background(), "%0", "$0", func(ev OutputEvent) { got.Add(int64(len(ev.Data))) })
 		if err != nil {
 			t.Fatalf("watch %d: %v", i, err)
 		}
@@ -331,5 +375,33 @@ func TestPrepareWithoutASessionLeavesCommandsWorking(t *testing.T) {
 	})
 	if !c.ControlConnected() {
 		t.Error("after a session appeared, commands did not go over a command client")
+	}
+}
+
+func TestSocketPathIsWorkedOutAsTmuxDoes(t *testing.T) {
+	t.Setenv("TMUX_TMPDIR", "/run/x")
+	t.Setenv("TMUX", "/tmp/tmux-9/outer,123,0")
+	uid := fmt.Sprint(os.Getuid())
+	cases := []struct {
+		l    *Launcher
+		want string
+	}{
+		{&Launcher{SocketPath: "/s/p", SocketName: "n"}, "/s/p"},
+		{&Launcher{SocketName: "n"}, "/run/x/tmux-" + uid + "/n"},
+		{&Launcher{}, "/tmp/tmux-9/outer"},
+	}
+	for _, tc := range cases {
+		c := &Client{launcher: tc.l}
+		if got := c.SocketPath(); got != tc.want {
+			t.Errorf("SocketPath with -S %q -L %q = %q, want %q", tc.l.SocketPath, tc.l.SocketName, got, tc.want)
+		}
+	}
+	if got, want := SocketDir(), "/run/x/tmux-"+uid; got != want {
+		t.Errorf("SocketDir = %q, want %q", got, want)
+	}
+	t.Setenv("TMUX", "")
+	t.Setenv("TMUX_TMPDIR", "")
+	if got, want := (&Client{launcher: &Launcher{}}).SocketPath(), "/tmp/tmux-"+uid+"/default"; got != want {
+		t.Errorf("SocketPath outside tmux = %q, want %q", got, want)
 	}
 }

@@ -59,18 +59,18 @@ type controlClient struct {
 	nonce   string
 	onEvent func(OutputEvent)
 	writes  chan *request
+	kick    chan struct{} // a command was posted
 	done    chan struct{} // closed when the reader has finished
 	reaped  chan struct{} // closed once the process has been waited for
 	ready   chan struct{} // closed once the attach has completed
 
-	mu         sync.Mutex
-	pending    []*request
-	seq        uint64
-	session    string // "$1", from %session-changed
-	lastNumber int    // command number of the last guard read
-	closeErr   error
-	exitNote   string
-	closeOnce  sync.Once
+	mu        sync.Mutex
+	pending   []*request
+	posted    []*request // posted commands the writer has yet to take
+	seq       uint64
+	session   string // "$1", from %session-changed
+	exitNote  string
+	closeOnce sync.Once
 }
 
 // request is one command on its way through a control client.
@@ -111,6 +111,7 @@ func startControl(ctx context.Context, l *Launcher, target string, flags string,
 		nonce:   randomHex(12),
 		onEvent: onEvent,
 		writes:  make(chan *request, writeQueueLen),
+		kick:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		reaped:  make(chan struct{}),
 		ready:   make(chan struct{}),
@@ -130,7 +131,7 @@ func startControl(ctx context.Context, l *Launcher, target string, flags string,
 		return nil, &CommandError{Args: args, Message: c.failure()}
 	case <-ctx.Done():
 		c.close()
-		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer(args, ctx.Err())
 	}
 }
 
@@ -200,16 +201,21 @@ func (c *controlClient) newRequest(args []string) (*request, error) {
 	}, nil
 }
 
-// post queues a command whose answer nobody needs, without blocking; it is
-// dropped if the queue is full. Commands posted from one goroutine reach
-// tmux in the order posted, before any sent later.
+// post queues a command whose answer nobody needs, without blocking, and
+// never drops it: callers record what they asked of tmux (a pane muted or
+// resumed) on the strength of it. Posted commands reach tmux in the order
+// posted, before any command sent after post returns. What is posted is
+// bounded by its callers: a pane is muted or resumed once per change.
 func (c *controlClient) post(args ...string) {
 	r, err := c.newRequest(args)
 	if err != nil {
 		return
 	}
+	c.mu.Lock()
+	c.posted = append(c.posted, r)
+	c.mu.Unlock()
 	select {
-	case c.writes <- r:
+	case c.kick <- struct{}{}:
 	default:
 	}
 }
@@ -225,12 +231,12 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	case <-c.done:
 		return nil, errClosed
 	case <-ctx.Done():
-		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer(args, ctx.Err())
 	}
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer(args, ctx.Err())
 	}
 	switch {
 	case r.err != nil:
@@ -241,23 +247,43 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	return r.body, nil
 }
 
-// writeLoop sends queued commands in order. A request joins the pending
-// queue before its bytes are written, so the reader always finds it.
+// writeLoop sends queued commands in order, posted ones before a command
+// sent after them. A request joins the pending queue before its bytes are
+// written, so the reader always finds it.
 func (c *controlClient) writeLoop() {
 	for {
+		var next *request
 		select {
-		case r := <-c.writes:
-			c.mu.Lock()
-			c.pending = append(c.pending, r)
-			c.mu.Unlock()
-			if _, err := c.stdin.Write(r.line); err != nil {
-				c.close()
-				return
-			}
+		case next = <-c.writes:
+		case <-c.kick:
 		case <-c.done:
 			return
 		}
+		c.mu.Lock()
+		batch := c.posted
+		c.posted = nil
+		c.mu.Unlock()
+		if next != nil {
+			batch = append(batch, next)
+		}
+		for _, r := range batch {
+			if !c.write(r) {
+				return
+			}
+		}
 	}
+}
+
+// write sends one request, closing the client if tmux cannot take it.
+func (c *controlClient) write(r *request) bool {
+	c.mu.Lock()
+	c.pending = append(c.pending, r)
+	c.mu.Unlock()
+	if _, err := c.stdin.Write(r.line); err != nil {
+		c.close()
+		return false
+	}
+	return true
 }
 
 // close ends the client: stdin is closed so tmux detaches it, and the
@@ -290,10 +316,8 @@ func (c *controlClient) wait(d time.Duration) {
 func (c *controlClient) readLoop(stdout io.Reader) {
 	p := &replyParser{c: c}
 	br := bufio.NewReaderSize(stdout, 64<<10)
-	var err error
 	for {
-		var line []byte
-		line, err = readLine(br)
+		line, err := readLine(br)
 		if err != nil {
 			break
 		}
@@ -303,7 +327,6 @@ func (c *controlClient) readLoop(stdout io.Reader) {
 	c.mu.Lock()
 	pending := c.pending
 	c.pending = nil
-	c.closeErr = err
 	c.mu.Unlock()
 	msg := c.failure()
 	for _, r := range pending {

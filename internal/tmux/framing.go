@@ -1,7 +1,5 @@
 package tmux
 
-import "strconv"
-
 // parserState is where the reply parser stands in the control-mode stream.
 type parserState int
 
@@ -106,11 +104,6 @@ func (p *replyParser) outside(line []byte) {
 
 // closeBlock handles the guard that ends the current block.
 func (p *replyParser) closeBlock(failed bool) {
-	if n, err := strconv.Atoi(p.open.number); err == nil {
-		p.c.mu.Lock()
-		p.c.lastNumber = n
-		p.c.mu.Unlock()
-	}
 	switch p.state {
 	case stateForeign:
 		p.state = p.foreignThen

@@ -64,7 +64,7 @@ func (l *Launcher) run(ctx context.Context, args ...string) ([]string, error) {
 	l.started.Add(1)
 	err := cmd.Run()
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, &CommandError{Args: args, Message: "no answer from tmux in time", Err: ctxErr}
+		return nil, noAnswer(args, ctxErr)
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
@@ -101,6 +101,16 @@ func (e *CommandError) Error() string {
 }
 
 func (e *CommandError) Unwrap() error { return e.Err }
+
+// ErrNoAnswer is wrapped by the error of every tmux command or probe that
+// got no answer in time: the server is wedged, stopped or overloaded.
+var ErrNoAnswer = errors.New("no answer from tmux in time")
+
+// noAnswer is the error of a command that got no answer before ctxErr (the
+// reason its context ended) cut the wait short.
+func noAnswer(args []string, ctxErr error) *CommandError {
+	return &CommandError{Args: args, Message: ErrNoAnswer.Error(), Err: errors.Join(ErrNoAnswer, ctxErr)}
+}
 
 // describe names a command briefly for an error: its verb and short
 // arguments, never a long payload.

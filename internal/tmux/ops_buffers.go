@@ -2,11 +2,7 @@ package tmux
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -108,20 +104,6 @@ func (c *Client) DeleteBuffer(ctx context.Context, name string) error {
 	_, err := c.Run(ctx, "delete-buffer", "-b", name)
 	return err
 }
-
-// SocketDir returns the directory where tmux keeps this user's sockets:
-// ${TMUX_TMPDIR:-/tmp}/tmux-UID.
-func SocketDir() string {
-	dir := os.Getenv("TMUX_TMPDIR")
-	if dir == "" {
-		dir = "/tmp"
-	}
-	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()))
-}
-
-// ErrNoAnswer is returned by ProbeServer for a server that did not answer
-// in time: it is wedged or overloaded.
-var ErrNoAnswer = errors.New("no answer from tmux in time")
 
 // ProbeServer asks the tmux server on socket how many sessions it has,
 // within timeout, as a separate process started by this client's

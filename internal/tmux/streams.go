@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -33,6 +34,9 @@ type streamSet struct {
 	watchers map[string]*watcher       // by pane id
 	muted    map[*controlClient]map[string]bool
 	onLayout func()
+	// route takes each event of an output client: deliver, which tests
+	// wrap to see what reaches tmcp.
+	route func(session string, cc *controlClient, ev OutputEvent)
 	// attaching holds a token while an output client attaches.
 	attaching chan struct{}
 }
@@ -57,33 +61,31 @@ type watcher struct {
 }
 
 func newStreamSet(c *Client) *streamSet {
-	return &streamSet{
+	s := &streamSet{
 		c:         c,
 		clients:   map[string]*controlClient{},
 		watchers:  map[string]*watcher{},
 		muted:     map[*controlClient]map[string]bool{},
 		attaching: make(chan struct{}, 1),
 	}
+	s.route = s.deliver
+	return s
 }
 
-// Watch delivers the output of pane (an id such as "%3") to fn from now
-// on, until stop is called or the stream ends (fn then gets Ended). fn runs
-// on the connection's reader and must not block.
-func (c *Client) Watch(ctx context.Context, pane string, fn func(OutputEvent)) (stop func(), err error) {
-	return c.streams.watch(ctx, pane, fn)
+// Watch delivers the output of pane (an id such as "%3") in session (its
+// session's id, such as "$1", as PaneInfo gives it) to fn from now on,
+// until stop is called or the stream ends (fn then gets Ended). fn runs on
+// the connection's reader and must not block.
+func (c *Client) Watch(ctx context.Context, pane, session string, fn func(OutputEvent)) (stop func(), err error) {
+	return c.streams.watch(ctx, pane, session, fn)
 }
 
-func (s *streamSet) watch(ctx context.Context, pane string, fn func(OutputEvent)) (func(), error) {
+func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(OutputEvent)) (func(), error) {
+	if !strings.HasPrefix(session, "$") {
+		return nil, fmt.Errorf("streaming pane %s: %q is not a session id", pane, session)
+	}
 	ctx, cancel := s.c.bound(ctx)
 	defer cancel()
-	out, err := s.c.Run(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
-	if err != nil {
-		return nil, err
-	}
-	if len(out) != 1 || out[0] == "" {
-		return nil, fmt.Errorf("finding the session of pane %s: unexpected answer %q", pane, out)
-	}
-	session := out[0]
 	// Registered before the client exists, so its first output is routed.
 	w := &watcher{pane: pane, session: session, fn: fn}
 	s.mu.Lock()
@@ -120,7 +122,7 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	case s.attaching <- struct{}{}:
 		defer func() { <-s.attaching }()
 	case <-ctx.Done():
-		return nil, &CommandError{Args: []string{"attach-session", "-t", session}, Message: "no answer from tmux in time", Err: ctx.Err()}
+		return nil, noAnswer([]string{"attach-session", "-t", session}, ctx.Err())
 	}
 	s.mu.Lock()
 	cc := s.clients[session]
@@ -130,8 +132,9 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	}
 	var self atomic.Pointer[controlClient]
 	flags := streamClientFlags + strconv.Itoa(pauseAfterSeconds)
+	route := s.route
 	cc, err := startControl(ctx, s.c.launcher, session, flags, func(ev OutputEvent) {
-		s.deliver(session, self.Load(), ev)
+		route(session, self.Load(), ev)
 	})
 	if err != nil {
 		return nil, err
@@ -165,14 +168,13 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		return
 	}
 	if w == nil || w.session != session {
-		mute := cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane]
-		if mute {
+		if cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane] {
+			// Posted under s.mu, so a watch that resumes the pane after
+			// this (under s.mu too) reaches tmux after the mute.
 			s.muted[cc][ev.Pane] = true
-		}
-		s.mu.Unlock()
-		if mute {
 			cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
 		}
+		s.mu.Unlock()
 		return
 	}
 	s.mu.Unlock()
@@ -181,7 +183,12 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	w.fn(ev)
 	if ev.Paused && cc != nil {
-		cc.post("refresh-client", "-A", ev.Pane+":"+paneResume)
+		s.mu.Lock()
+		if s.watchers[ev.Pane] == w {
+			// Not once unwatched: the pane stays muted.
+			cc.post("refresh-client", "-A", ev.Pane+":"+paneResume)
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -216,13 +223,13 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 		return
 	}
 	delete(s.watchers, pane)
-	if w.client != nil && s.muted[w.client] != nil {
-		s.muted[w.client][pane] = true
-	}
-	s.mu.Unlock()
 	if w.client != nil {
+		if s.muted[w.client] != nil {
+			s.muted[w.client][pane] = true
+		}
 		w.client.post("refresh-client", "-A", pane+":"+paneMute)
 	}
+	s.mu.Unlock()
 }
 
 // sessions returns the session ids the output clients are attached to.

@@ -1,0 +1,221 @@
+package tmux
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// countAfter makes tmux count, in a server option, every run of each
+// command named, and returns a func reading the counts once they settle.
+func countAfter(t *testing.T, srv *tmuxtest.Server, commands ...string) func() map[string]int {
+	t.Helper()
+	for _, name := range commands {
+		opt := "@count-" + name
+		srv.Must("set-option", "-g", opt, "0")
+		srv.Must("set-hook", "-g", "after-"+name, fmt.Sprintf(`set-option -gF %s "#{e|+:#{%s},1}"`, opt, opt))
+	}
+	read := func() map[string]int {
+		counts := map[string]int{}
+		for _, name := range commands {
+			n, err := strconv.Atoi(strings.TrimSpace(srv.Must("show-options", "-gv", "@count-"+name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts[name] = n
+		}
+		return counts
+	}
+	return func() map[string]int {
+		last := read()
+		for quiet := 0; quiet < 3; {
+			time.Sleep(50 * time.Millisecond)
+			now := read()
+			if fmt.Sprint(now) == fmt.Sprint(last) {
+				quiet++
+			} else {
+				last, quiet = now, 0
+			}
+		}
+		return last
+	}
+}
+
+// TestWatchingAPaneOnlyResumesIt: the caller knows the pane's session, so
+// watching a pane of a session already streamed sends tmux one command,
+// the refresh-client that resumes the pane, and asks it nothing else.
+func TestWatchingAPaneOnlyResumesIt(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	c := newClient(t, srv)
+	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	settled := countAfter(t, srv, "display-message", "refresh-client")
+	before := settled()
+	stop1, err := c.Watch(context.Background(), "%1", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop1()
+	after := settled()
+	// Every command over control mode is followed by one display-message,
+	// its sentinel: one refresh-client means one display-message.
+	refresh := after["refresh-client"] - before["refresh-client"]
+	display := after["display-message"] - before["display-message"]
+	if refresh != 1 || display != 1 {
+		t.Errorf("watching %%1 ran refresh-client %d times and display-message %d times, want 1 and 1 (the resume and its sentinel)", refresh, display)
+	}
+}
+
+// TestPostedCommandsAreNeverDropped posts far more commands than the
+// write queue holds while tmux takes none: each must still be written, in
+// order, once tmux reads again (mutes and resumes are recorded as done
+// when posted).
+func TestPostedCommandsAreNeverDropped(t *testing.T) {
+	pr, pw := io.Pipe()
+	c := &controlClient{
+		stdin:  pw,
+		nonce:  "n",
+		writes: make(chan *request, writeQueueLen),
+		kick:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	defer close(c.done)
+	go c.writeLoop()
+	const posts = 4 * writeQueueLen
+	for i := 0; i < posts; i++ {
+		c.post("refresh-client", "-A", fmt.Sprintf("%%%d:pause", i))
+	}
+	sc := bufio.NewScanner(pr)
+	for i := 0; i < posts; i++ {
+		want, _ := commandLine([]string{"refresh-client", "-A", fmt.Sprintf("%%%d:pause", i)})
+		if !sc.Scan() || sc.Text() != want {
+			t.Fatalf("command %d written as %q, want %q", i, sc.Text(), want)
+		}
+		if !sc.Scan() || sc.Text() != fmt.Sprintf("display-message -p n.%d", i+1) {
+			t.Fatalf("command %d: sentinel %q", i, sc.Text())
+		}
+	}
+}
+
+// TestAnUnwatchedPaneIsMutedAtItsFirstOutput: tmux sends an output client
+// the output of every pane of its session; a sibling of the watched pane
+// that nobody watches must stop reaching tmcp after its first output, so
+// that tmux does not hold it back for a reader that drops it.
+func TestAnUnwatchedPaneIsMutedAtItsFirstOutput(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	c := newClient(t, srv)
+	var sibling atomic.Int64
+	deliver := c.streams.route
+	c.streams.route = func(session string, cc *controlClient, ev OutputEvent) {
+		if ev.Pane == "%1" && len(ev.Data) > 0 {
+			sibling.Add(1)
+		}
+		deliver(session, cc, ev)
+	}
+	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	srv.Must("send-keys", "-t", "%1", "while :; do echo tick; sleep 0.01; done", "Enter")
+	if !tmuxtest.WaitFor(3*time.Second, func() bool { return sibling.Load() > 0 }) {
+		t.Fatal("the unwatched pane's first output never reached the output client")
+	}
+	time.Sleep(300 * time.Millisecond) // output already on its way may still arrive
+	settled := sibling.Load()
+	lines := func() string {
+		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}"))
+	}
+	before := lines()
+	time.Sleep(500 * time.Millisecond)
+	if after := lines(); after == before {
+		t.Fatalf("the unwatched pane stopped writing (history %s lines, then %s): the test proves nothing", before, after)
+	}
+	if n := sibling.Load(); n != settled {
+		t.Errorf("the unwatched pane's output kept reaching tmcp: %d events, then %d more in 500ms", settled, n-settled)
+	}
+}
+
+// TestAPauseIsReportedAndTheStreamResumed feeds an output client the
+// %pause tmux sends when a pane's output waited too long for tmcp: the
+// watcher hears Paused (bytes were dropped), and the pane is continued
+// while watched, not once unwatched.
+func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
+	pr, pw := io.Pipe()
+	cc := &controlClient{
+		stdin:  pw,
+		nonce:  "n",
+		writes: make(chan *request, writeQueueLen),
+		kick:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	defer close(cc.done)
+	go cc.writeLoop()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if !strings.HasPrefix(sc.Text(), "display-message -p n.") { // not a sentinel
+				lines <- sc.Text()
+			}
+		}
+	}()
+	// sentSince returns the commands written up to a marker posted now.
+	sentSince := func() []string {
+		t.Helper()
+		cc.post("display-message", "marker")
+		marker, _ := commandLine([]string{"display-message", "marker"})
+		var got []string
+		for {
+			select {
+			case l := <-lines:
+				if l == marker {
+					return got
+				}
+				got = append(got, l)
+			case <-time.After(3 * time.Second):
+				t.Fatalf("the marker was never written; got %q", got)
+			}
+		}
+	}
+	cmd := func(args ...string) string { l, _ := commandLine(args); return l }
+
+	s := newStreamSet(nil)
+	s.muted[cc] = map[string]bool{}
+	cc.onEvent = func(ev OutputEvent) { s.deliver("$0", cc, ev) }
+	var paused atomic.Int64
+	w := &watcher{pane: "%1", session: "$0", client: cc, fn: func(ev OutputEvent) {
+		if ev.Paused {
+			paused.Add(1)
+		}
+	}}
+	w.resumed.Store(true)
+	s.watchers["%1"] = w
+	p := &replyParser{c: cc}
+
+	p.line([]byte("%pause %1"))
+	if paused.Load() != 1 {
+		t.Fatalf("after %%pause the watcher heard %d pauses, want 1", paused.Load())
+	}
+	if got, want := sentSince(), cmd("refresh-client", "-A", "%1:continue"); len(got) != 1 || got[0] != want {
+		t.Fatalf("after %%pause of a watched pane tmcp sent %q, want only %q", got, want)
+	}
+	s.unwatch("%1", w)
+	p.line([]byte("%pause %1"))
+	if got, want := sentSince(), cmd("refresh-client", "-A", "%1:pause"); len(got) != 1 || got[0] != want {
+		t.Fatalf("after unwatching and a %%pause tmcp sent %q, want only the mute %q", got, want)
+	}
+}
