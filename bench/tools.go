@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tmcp/tmcp/internal/mcpserver"
 )
 
 // Safety tiers, as TMCP_SAFETY takes them.
@@ -19,11 +21,11 @@ const (
 const (
 	// toolsProtocolVersion is the MCP version the tool-list client asks for.
 	toolsProtocolVersion = "2025-11-25"
-	// wholeListTarget and modelVisibleTarget are DESIGN's bounds at the
+	// wholeListTarget and modelVisibleTarget are tmcp's own budgets at the
 	// default tier: the whole tools/list plus instructions, and the part a
 	// model reads (names, descriptions, input schemas, instructions).
-	wholeListTarget    = 24 << 10
-	modelVisibleTarget = 16 << 10
+	wholeListTarget    = mcpserver.WireBudget
+	modelVisibleTarget = mcpserver.ModelVisibleBudget
 )
 
 // toolSizes measures, for each tier, the bytes of the tools/list result

@@ -25,8 +25,8 @@ const (
 	maxBatchCallBytes = 8 << 10
 )
 
-// unbatchable are the waits: a batch must never multiply a wait
-// (DESIGN.md §4).
+// unbatchable are the waits: a batch must never multiply a wait bound
+// as many times as the batch holds waits.
 var unbatchable = map[string]bool{"run_command": true, "get_job": true, "wait_for_text": true, "wait_for_channel": true}
 
 // batchNames are the batch tools, by the tier of the calls they run.

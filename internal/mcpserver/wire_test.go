@@ -12,17 +12,6 @@ import (
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
-// Budgets for what every conversation pays before its first call, at the
-// default tier (DESIGN.md §3): the part a model reads (names,
-// descriptions, input schemas, instructions), and the whole tools/list
-// result plus the instructions. Output schemas come first of all: when the
-// whole cannot fit without dropping them, the excess must be theirs alone
-// (the rest of the list still fits), and the figures are reported.
-const (
-	wireBudget         = 24 << 10
-	modelVisibleBudget = 16 << 10
-)
-
 // listTools connects an in-memory client and returns the tools and the
 // instructions a client is given at tier.
 func listTools(t *testing.T, tier Tier) ([]*mcp.Tool, string) {
@@ -69,15 +58,15 @@ func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
 	}
 	total := len(whole) + len(instructions)
 	t.Logf("%d tools: tools/list %d bytes + instructions %d = %d (budget %d), of which output schemas %d; model-visible %d (budget %d)",
-		len(tools), len(whole), len(instructions), total, wireBudget, outputs, visible, modelVisibleBudget)
-	if visible > modelVisibleBudget {
-		t.Errorf("the model-visible part is %d bytes, over the %d budget", visible, modelVisibleBudget)
+		len(tools), len(whole), len(instructions), total, WireBudget, outputs, visible, ModelVisibleBudget)
+	if visible > ModelVisibleBudget {
+		t.Errorf("the model-visible part is %d bytes, over the %d budget", visible, ModelVisibleBudget)
 	}
 	switch {
-	case total-outputs > wireBudget:
-		t.Errorf("tools/list plus instructions is %d bytes, over the %d budget even without its %d bytes of output schemas", total, wireBudget, outputs)
-	case total > wireBudget:
-		t.Logf("over the %d budget by %d bytes, less than its %d bytes of output schemas, which are kept (DESIGN.md §3)", wireBudget, total-wireBudget, outputs)
+	case total-outputs > WireBudget:
+		t.Errorf("tools/list plus instructions is %d bytes, over the %d budget even without its %d bytes of output schemas", total, WireBudget, outputs)
+	case total > WireBudget:
+		t.Logf("over the %d budget by %d bytes, less than its %d bytes of output schemas, which are kept", WireBudget, total-WireBudget, outputs)
 	}
 	for _, tool := range tools {
 		if tool.OutputSchema == nil || tool.Annotations == nil {
