@@ -60,6 +60,28 @@ func TestCaptureSinceReturnsOnlyNewLines(t *testing.T) {
 	}
 }
 
+func TestCaptureSinceCountsTheBytesNoLongerHeld(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	first := f.since("")
+	// Twice the ring, written after the cursor: the oldest part is gone.
+	line := strings.Repeat("x", 98) + "\r\n"
+	var b strings.Builder
+	for b.Len() < 2*pane.DefaultRingSize {
+		b.WriteString(line)
+	}
+	b.WriteString("LAST\r\n")
+	fmt.Fprint(tty, b.String())
+	f.settle("LAST")
+	r := f.since(first.Cursor)
+	if r.MissedBytes < int64(pane.DefaultRingSize)/2 || r.Reset {
+		t.Fatalf("after %d bytes past the cursor: missedBytes %d, reset %v; want at least %d missed, no reset", b.Len(), r.MissedBytes, r.Reset, pane.DefaultRingSize/2)
+	}
+	if len(r.Lines) == 0 || r.Lines[len(r.Lines)-1] != "LAST" {
+		t.Fatalf("the lines still held should end with LAST, got %d lines", len(r.Lines))
+	}
+}
+
 func TestCaptureSinceAtTheHistoryLimitReportsNoFalseLoss(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Must("set-option", "-t", "%0", "history-limit", "50")

@@ -157,6 +157,17 @@ func TestWaitForTextStopWinsInTheSameChunk(t *testing.T) {
 	}
 }
 
+func TestWaitForTextWithPatternsEndsOnQuietToo(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	ch := f.waitAsync(TextRequest{Patterns: []string{"NEVER-PRINTED"}, Idle: 300 * time.Millisecond})
+	fmt.Fprint(tty, "some output\r\n")
+	r := <-ch
+	if r.Outcome != OutcomeIdle || r.Matched != "" {
+		t.Fatalf("outcome %s matched %q, want idle: the pattern never came and the pane went quiet", r.Outcome, r.Matched)
+	}
+}
+
 func TestWaitForTextIdleAndAnyOutput(t *testing.T) {
 	f := newFixture(t)
 	tty := f.tty("%0")

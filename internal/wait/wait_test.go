@@ -117,6 +117,23 @@ func TestRunCommandKeepsTheLastLinesOfALongOutput(t *testing.T) {
 	}
 }
 
+// TestRunCommandOutputLongerThanTheRingStaysExact: the output is counted
+// and its tail kept as it streams by, so it stays exact when the command
+// writes far more than the pane's byte ring holds.
+func TestRunCommandOutputLongerThanTheRingStaysExact(t *testing.T) {
+	f := newFixture(t)
+	b, err := f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: "seq 1 300000", Timeout: Timeout{Duration: 60 * time.Second}, MaxLines: 500, MaxBytes: 1 << 20})
+	if err != nil || status(b) != "0" || b.TotalLines != 300000 || b.OutputLost {
+		t.Fatalf("status %s, totalLines %d, outputLost %v (%v), want 0, 300000, false", status(b), b.TotalLines, b.OutputLost, err)
+	}
+	if b.TotalBytes <= pane.DefaultRingSize {
+		t.Fatalf("the output was %d bytes, not more than the %d-byte ring: the test proves nothing", b.TotalBytes, pane.DefaultRingSize)
+	}
+	if len(b.Lines) != 500 || b.Lines[0] != "299501" || b.Lines[499] != "300000" || b.Truncation.DroppedLines != 299500 {
+		t.Fatalf("last lines %q…%q (%d), truncation %+v", b.Lines[0], b.Lines[len(b.Lines)-1], len(b.Lines), b.Truncation)
+	}
+}
+
 func TestRunCommandAfterHistoryIsFull(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Must("set-option", "-g", "history-limit", "100")
