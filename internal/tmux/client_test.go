@@ -405,3 +405,36 @@ func TestSocketPathIsWorkedOutAsTmuxDoes(t *testing.T) {
 		t.Errorf("SocketPath outside tmux = %q, want %q", got, want)
 	}
 }
+
+// TestACommandWrittenAfterTheReaderEndedFailsAtOnce: a command the writer
+// takes just after the reader has failed every pending one must fail too,
+// not wait for a reply nobody will read until its deadline.
+func TestACommandWrittenAfterTheReaderEndedFailsAtOnce(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	ctl, err := c.control(context.Background())
+	if err != nil || ctl == nil {
+		t.Fatalf("attaching a command client: %v", err)
+	}
+	srv.Kill()
+	select {
+	case <-ctl.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reader did not end after the server was killed")
+	}
+	r, err := ctl.newRequest([]string{"list-sessions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctl.write(r) {
+		t.Error("write reported success on a client whose reader has ended")
+	}
+	select {
+	case <-r.done:
+		if !errors.Is(r.err, errClosed) {
+			t.Errorf("the command failed with %v, want %v", r.err, errClosed)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the command was left pending after the reader ended")
+	}
+}

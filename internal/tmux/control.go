@@ -66,6 +66,7 @@ type controlClient struct {
 
 	mu        sync.Mutex
 	pending   []*request
+	drained   bool       // the reader has finished and failed what was pending
 	posted    []*request // posted commands the writer has yet to take
 	seq       uint64
 	session   string // "$1", from %session-changed
@@ -277,6 +278,13 @@ func (c *controlClient) writeLoop() {
 // write sends one request, closing the client if tmux cannot take it.
 func (c *controlClient) write(r *request) bool {
 	c.mu.Lock()
+	if c.drained {
+		// Nobody will read a reply: fail it now, not at its deadline.
+		c.mu.Unlock()
+		r.err = errClosed
+		close(r.done)
+		return false
+	}
 	c.pending = append(c.pending, r)
 	c.mu.Unlock()
 	if _, err := c.stdin.Write(r.line); err != nil {
@@ -326,7 +334,7 @@ func (c *controlClient) readLoop(stdout io.Reader) {
 	c.close()
 	c.mu.Lock()
 	pending := c.pending
-	c.pending = nil
+	c.pending, c.drained = nil, true
 	c.mu.Unlock()
 	msg := c.failure()
 	for _, r := range pending {
