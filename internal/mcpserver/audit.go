@@ -125,12 +125,13 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
-		ctx = s.arrive(ctx, req)
-		res, err := next(ctx, method, req)
 		params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 		if params == nil {
-			return res, err
+			return next(ctx, method, req)
 		}
+		callCtx, cancel := context.WithTimeout(ctx, s.budget(params))
+		defer cancel()
+		res, err := next(s.arrive(callCtx, req), method, req)
 		line := callLine(start, params.Name)
 		level := mcp.LoggingLevel("info")
 		switch r, _ := res.(*mcp.CallToolResult); {

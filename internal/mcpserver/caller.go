@@ -19,14 +19,20 @@ type Caller struct {
 }
 
 // callerPane finds the caller's pane and remembers the answer, unless tmux
-// could not be asked: then the next call asks again.
+// could not be asked within the call's budget: then the next call asks
+// again. One lookup runs at a time; a call waits for it only while its own
+// budget lasts.
 func (s *Server) callerPane(ctx context.Context) Caller {
-	s.callerMu.Lock()
-	defer s.callerMu.Unlock()
+	select {
+	case s.callerLock <- struct{}{}:
+	case <-ctx.Done():
+		return Caller{}
+	}
+	defer func() { <-s.callerLock }()
 	if s.callerKnown {
 		return s.caller
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callerLookupTimeout)
+	ctx, cancel := context.WithTimeout(ctx, callerLookupTimeout)
 	defer cancel()
 	c, ok := s.findCaller(ctx)
 	if ok {

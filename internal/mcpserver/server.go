@@ -9,7 +9,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -41,7 +40,7 @@ type Server struct {
 	arrivals arrivals
 	cfg      Config
 
-	callerMu    sync.Mutex
+	callerLock  chan struct{} // held while the caller's pane is looked for
 	callerKnown bool
 	caller      Caller
 }
@@ -52,7 +51,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		cfg.Ceiling = wait.DefaultCeiling
 	}
 	hub := pane.NewHub(tc)
-	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg}
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg, callerLock: make(chan struct{}, 1)}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}

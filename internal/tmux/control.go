@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -80,11 +81,22 @@ type request struct {
 	line     []byte // command line and sentinel line, newline-terminated
 	sentinel string
 	started  bool // tmux began the command (its %begin was seen)
-	body     []string
-	failed   bool // tmux answered %error
-	err      error
-	done     chan struct{}
+	// state is queued until the writer claims the request to write it, or
+	// the caller abandons it first, so that a command given up on before
+	// it reached tmux is known never to run.
+	state  atomic.Int32
+	body   []string
+	failed bool // tmux answered %error
+	err    error
+	done   chan struct{}
 }
+
+// Request states.
+const (
+	queued int32 = iota
+	claimed
+	abandoned
+)
 
 // startControl starts a control client attached to target (empty: tmux's
 // choice) and waits until the attach is complete.
@@ -232,11 +244,14 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	case <-c.done:
 		return nil, errClosed
 	case <-ctx.Done():
-		return nil, noAnswer(args, ctx.Err())
+		return nil, notSent(args, ctx.Err())
 	}
 	select {
 	case <-r.done:
 	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return nil, notSent(args, ctx.Err())
+		}
 		return nil, noAnswer(args, ctx.Err())
 	}
 	switch {
@@ -277,6 +292,9 @@ func (c *controlClient) writeLoop() {
 
 // write sends one request, closing the client if tmux cannot take it.
 func (c *controlClient) write(r *request) bool {
+	if !r.state.CompareAndSwap(queued, claimed) {
+		return true // its caller gave up before tmux could see it
+	}
 	c.mu.Lock()
 	if c.drained {
 		// Nobody will read a reply: fail it now, not at its deadline.

@@ -12,8 +12,12 @@ import (
 	"time"
 )
 
-// processWaitDelay bounds how long a killed tmux process may hold its pipes.
-const processWaitDelay = 500 * time.Millisecond
+// processWaitDelay bounds how long tmcp waits for a tmux process's pipes
+// to close once it has exited or been killed. A tmux client hands its
+// stdout to the server, so a stopped server keeps the pipe open after the
+// client is gone: without this bound a killed client would hold its caller
+// until the server resumed.
+const processWaitDelay = 100 * time.Millisecond
 
 // Launcher starts every tmux process tmcp runs, control clients and one-off
 // commands alike. Prefix lets a later transport (for example
@@ -63,6 +67,11 @@ func (l *Launcher) run(ctx context.Context, args ...string) ([]string, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	l.started.Add(1)
 	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// It exited 0 and wrote all it had; only the server's copy of its
+		// stdout was still open.
+		err = nil
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, noAnswer(args, ctxErr)
 	}
@@ -106,10 +115,20 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // got no answer in time: the server is wedged, stopped or overloaded.
 var ErrNoAnswer = errors.New("no answer from tmux in time")
 
+// ErrNotSent is wrapped, beside ErrNoAnswer, by the error of a command
+// whose caller gave up before it was written to tmux: it never runs. A
+// command without it that got no answer may still run once tmux resumes.
+var ErrNotSent = errors.New("the command never reached tmux")
+
 // noAnswer is the error of a command that got no answer before ctxErr (the
 // reason its context ended) cut the wait short.
 func noAnswer(args []string, ctxErr error) *CommandError {
 	return &CommandError{Args: args, Message: ErrNoAnswer.Error(), Err: errors.Join(ErrNoAnswer, ctxErr)}
+}
+
+// notSent is noAnswer for a command that was never written to tmux.
+func notSent(args []string, ctxErr error) *CommandError {
+	return &CommandError{Args: args, Message: ErrNoAnswer.Error(), Err: errors.Join(ErrNoAnswer, ErrNotSent, ctxErr)}
 }
 
 // describe names a command briefly for an error: its verb and short

@@ -44,14 +44,16 @@ func (s *Service) WaitForChannel(ctx context.Context, channel string, timeout Ti
 		return ChannelResult{}, err
 	}
 	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, timeout.Duration)
+	ctx, cancel := bounded(ctx, timeout)
 	defer cancel()
+	wctx, cancelWait := waiting(ctx)
+	defer cancelWait()
 	stop := progress(progressFn, start)
 	_, err := s.tc.RunProcess(wctx, "wait-for", channel)
 	stop()
 	elapsed := time.Since(start)
 	switch {
-	case ctx.Err() != nil:
+	case errors.Is(ctx.Err(), context.Canceled):
 		return ChannelResult{Outcome: ChannelCancelled, Elapsed: elapsed}, nil
 	case wctx.Err() != nil:
 		return ChannelResult{Outcome: ChannelTimeout, Elapsed: elapsed}, nil
@@ -67,8 +69,6 @@ func (s *Service) WaitForChannel(ctx context.Context, channel string, timeout Ti
 // serverAlive asks the server for its pid, as a process: the control
 // connection may still be winding down from the server's death.
 func (s *Service) serverAlive(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
 	_, err := s.tc.RunProcess(ctx, "display-message", "-p", "#{pid}")
 	return err == nil
 }

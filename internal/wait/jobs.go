@@ -17,7 +17,11 @@ func (s *Service) Job(ctx context.Context, id string, timeout Timeout, maxLines,
 	if timeout.Duration <= 0 {
 		return j.result(false, maxLines, maxBytes), nil
 	}
-	return s.await(ctx, j, timeout, maxLines, maxBytes, fn, time.Now()), nil
+	ctx, cancel := bounded(ctx, timeout)
+	defer cancel()
+	wctx, cancelWait := waiting(ctx)
+	defer cancelWait()
+	return s.await(wctx, j, maxLines, maxBytes, fn, time.Now()), nil
 }
 
 // jobTable holds the running job of each pane and the recent jobs.

@@ -92,31 +92,51 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	if strings.TrimSpace(req.Command) == "" {
 		return JobResult{}, errors.New("command is empty")
 	}
-	if err := s.awaitShell(ctx, req.PaneID); err != nil {
-		return JobResult{}, err
+	ctx, cancel := bounded(ctx, req.Timeout)
+	defer cancel()
+	wctx, cancelWait := waiting(ctx)
+	defer cancelWait()
+	if err := s.awaitShell(wctx, req.PaneID); err != nil {
+		return JobResult{}, notTyped(wctx, err)
 	}
 	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{})}
 	if holder := s.jobs.claim(j); holder != nil {
 		return JobResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
-	stream, release, err := s.hub.Acquire(ctx, req.PaneID, runLinger)
+	stream, release, err := s.hub.Acquire(wctx, req.PaneID, runLinger)
 	if err != nil {
 		s.jobs.abandon(j)
-		return JobResult{}, err
+		return JobResult{}, notTyped(wctx, err)
 	}
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); release() })
 
-	if err := s.send(ctx, req, markerPrefix+j.id); err != nil {
-		j.end(false, 0, "the command could not be typed: "+err.Error())
-		return JobResult{}, err
+	if err := s.send(wctx, req, markerPrefix+j.id); err != nil {
+		if !unanswered(wctx, err) || errors.Is(err, tmux.ErrNotSent) {
+			j.end(false, 0, "the command could not be typed: "+err.Error())
+			return JobResult{}, notTyped(wctx, err)
+		}
+		// tmux has the keys but did not answer: it types them if it
+		// resumes, and the job follows the pane as for any command.
+		r := j.result(true, req.MaxLines, req.MaxBytes)
+		r.Reason = noAnswerReason + " while the command was typed: it runs if tmux takes the keys later; get_job follows it"
+		return r, nil
 	}
 	if req.Detach {
 		return j.result(false, req.MaxLines, req.MaxBytes), nil
 	}
-	return s.await(ctx, j, req.Timeout, req.MaxLines, req.MaxBytes, req.Progress, start), nil
+	return s.await(wctx, j, req.MaxLines, req.MaxBytes, req.Progress, start), nil
+}
+
+// notTyped says that a command was not typed because tmux did not answer
+// in time, or returns err as it is.
+func notTyped(ctx context.Context, err error) error {
+	if unanswered(ctx, err) {
+		return fmt.Errorf("%s, so the command was not typed: %w", noAnswerReason, tmux.ErrNoAnswer)
+	}
+	return err
 }
 
 // shellStartWait is how long run_command waits for a pane made to run a
@@ -351,10 +371,10 @@ func (j *job) end(died bool, status int, reason string) {
 	close(j.done)
 }
 
-// await waits for a job to finish within timeout of start, or the caller
-// to leave, and reports it within maxLines and maxBytes.
-func (s *Service) await(ctx context.Context, j *job, timeout Timeout, maxLines, maxBytes int, fn func(time.Duration), start time.Time) JobResult {
-	t := time.NewTimer(timeout.Duration - time.Since(start))
+// await waits for a job to finish until ctx's deadline, or the caller to
+// leave, and reports it within maxLines and maxBytes.
+func (s *Service) await(ctx context.Context, j *job, maxLines, maxBytes int, fn func(time.Duration), start time.Time) JobResult {
+	t := time.NewTimer(time.Until(stopAt(ctx)))
 	defer t.Stop()
 	defer progress(fn, start)()
 	select {
@@ -363,7 +383,7 @@ func (s *Service) await(ctx context.Context, j *job, timeout Timeout, maxLines, 
 	case <-t.C:
 		return j.result(true, maxLines, maxBytes)
 	case <-ctx.Done():
-		return j.result(false, maxLines, maxBytes)
+		return j.result(ctx.Err() == context.DeadlineExceeded, maxLines, maxBytes)
 	}
 }
 

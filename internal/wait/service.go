@@ -19,8 +19,9 @@ const (
 	DefaultCeiling = 120 * time.Second
 	MinCeiling     = time.Second
 	MaxCeiling     = time.Hour
-	// progressEvery is how often a long wait tells the client it is alive.
-	progressEvery = 5 * time.Second
+	// progressEvery is how often a wait tells the client it is alive: often
+	// enough for a client that resets a timeout of a few seconds on progress.
+	progressEvery = time.Second
 	// livenessEvery is how often a wait checks that its pane still lives,
 	// for deaths tmux does not announce (a pane left dead by remain-on-exit).
 	livenessEvery = time.Second
@@ -108,10 +109,8 @@ func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
 }
 
 // checkPane asks tmux whether a pane still lives, closing its stream if
-// not, within ctx's deadline and at most tmux.DefaultCommandTimeout.
+// not, within ctx's deadline.
 func (s *Service) checkPane(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(ctx, tmux.DefaultCommandTimeout)
-	defer cancel()
 	_, _ = s.hub.Refresh(ctx, id)
 }
 

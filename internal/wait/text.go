@@ -14,11 +14,6 @@ import (
 // success patterns within one piece.
 const maxChunk = 64 << 10
 
-// screenGrace is how long past its timeout a wait that ended unmatched may
-// spend reading the screen it reports: a stalled tmux must not hold the
-// reply back for a whole command timeout.
-const screenGrace = 250 * time.Millisecond
-
 // Outcomes of a wait for text.
 const (
 	OutcomeMatched   = "matched"
@@ -114,6 +109,20 @@ type textWait struct {
 // rows that appeared while it was being attached count as new output.
 func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult, error) {
 	start := time.Now()
+	ctx, cancel := bounded(ctx, req.Timeout)
+	defer cancel()
+	// Every tmux call until the wait ends takes wctx; only the final read
+	// may use the grace left after it.
+	wctx, cancelWait := waiting(ctx)
+	defer cancelWait()
+	// tmux not answering before the wait could begin ends it as a timeout
+	// that says so, not as an error.
+	unansweredEnd := func(err error) (TextResult, error) {
+		if unanswered(wctx, err) {
+			return TextResult{Outcome: OutcomeTimeout, Reason: noAnswerReason, Elapsed: time.Since(start)}, nil
+		}
+		return TextResult{}, err
+	}
 	m, err := NewMatcher(req.Patterns, req.Stop, req.Regex, req.MatchCase)
 	if err != nil {
 		return TextResult{}, err
@@ -148,14 +157,14 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	if cur == nil && early == nil {
 		var ok bool
 		if before, ok = arrival(ctx).Screens[req.PaneID]; !ok {
-			if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
-				return TextResult{}, err
+			if before, err = s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+				return unansweredEnd(err)
 			}
 		}
 	}
-	info, err := s.tc.PaneInfo(ctx, req.PaneID)
+	info, err := s.tc.PaneInfo(wctx, req.PaneID)
 	if err != nil {
-		return TextResult{}, err
+		return unansweredEnd(err)
 	}
 	if info.Dead {
 		return TextResult{}, fmt.Errorf("pane %s is dead (%s): nothing more will be written", req.PaneID, info.Death())
@@ -163,9 +172,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	// A stream that began with another process (the pane was respawned)
 	// ends here, so a cursor into it is reset rather than read on.
 	s.hub.CheckPane(req.PaneID, info)
-	stream, release, err := s.hub.Acquire(ctx, req.PaneID, streamLinger)
+	stream, release, err := s.hub.Acquire(wctx, req.PaneID, streamLinger)
 	if err != nil {
-		return TextResult{}, err
+		return unansweredEnd(err)
 	}
 	defer release()
 	f := newFeed()
@@ -207,25 +216,22 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 				w.res.CursorReset = true
 				w.res.Reason = "the cursor's stream ended (tmcp restarted, the pane was respawned, or it was not read for a while): waiting from now"
 			}
-			if before, err = s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
-				return TextResult{}, err
+			if before, err = s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+				return unansweredEnd(err)
 			}
 		}
 		w.dec = decoder(from)
-		after, err := s.tc.CapturePane(ctx, req.PaneID, tmux.CaptureOptions{})
+		after, err := s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{})
 		if err != nil {
-			return TextResult{}, err
+			return unansweredEnd(err)
 		}
 		if w.rows(newRows(before, after)) {
 			return s.finish(ctx, w, stream, start), nil
 		}
 	}
 
-	timeout := time.NewTimer(req.Timeout.Duration - time.Since(start))
+	timeout := time.NewTimer(time.Until(stopAt(wctx)))
 	defer timeout.Stop()
-	// A check on a slow tmux must not hold the wait past its deadline.
-	checkCtx, cancelChecks := context.WithDeadline(ctx, start.Add(req.Timeout.Duration))
-	defer cancelChecks()
 	var idle <-chan time.Time
 	var idleTimer *time.Timer
 	if req.Idle > 0 {
@@ -275,7 +281,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		case <-f.ready:
 		case <-changed:
 		case <-liveness.C:
-			s.checkPane(checkCtx, req.PaneID)
+			s.checkPane(wctx, req.PaneID)
 		case <-idle:
 			w.res.Outcome = OutcomeIdle
 			return s.finish(ctx, w, stream, start), nil
@@ -377,10 +383,7 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 	}
 	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
 	if r.Outcome != OutcomeMatched && r.Outcome != OutcomeCancelled {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tmux.DefaultCommandTimeout)
-		defer cancel()
-		ctx, cancel = context.WithDeadline(ctx, start.Add(w.req.Timeout.Duration+screenGrace))
-		defer cancel()
+		// The call's own context: what is left of its budget past the wait.
 		if screen, err := s.tc.CapturePane(ctx, w.req.PaneID, tmux.CaptureOptions{}); err == nil {
 			// What matches on screen now did not match as new output: it
 			// was there before the wait (or is the echo of typed keys).
@@ -390,6 +393,8 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 				}
 			}
 			r.Screen, _ = pane.Tail(pane.TrimBlank(screen), w.req.MaxLines, w.req.MaxBytes)
+		} else if unanswered(ctx, err) {
+			r.Reason = noAnswerReason + ": the screen could not be read"
 		} else if !errors.Is(err, context.Canceled) && r.Outcome != OutcomePaneDied {
 			r.Reason = "reading the screen: " + err.Error()
 		}
