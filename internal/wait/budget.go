@@ -19,10 +19,15 @@ const FinalReadGrace = 300 * time.Millisecond
 func Budget(t Timeout) time.Duration { return t.Duration + FinalReadGrace }
 
 // bounded gives ctx the budget of a wait of t from now, unless it carries a
-// deadline already (the one set where the call entered), which is kept.
+// deadline already (the one set where the call entered), which is kept. A
+// caller that set none and waits for nothing (t zero) gets tmux's default
+// command timeout.
 func bounded(ctx context.Context, t Timeout) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return context.WithCancel(ctx)
+	}
+	if t.Duration <= 0 {
+		t.Duration = tmux.DefaultCommandTimeout
 	}
 	return context.WithTimeout(ctx, Budget(t))
 }
