@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,6 +59,7 @@ type controlClient struct {
 	stderr  *bytes.Buffer
 	nonce   string
 	onEvent func(OutputEvent)
+	sent    *atomic.Int64 // counts the commands written
 	writes  chan *request
 	kick    chan struct{} // a command was posted
 	done    chan struct{} // closed when the reader has finished
@@ -88,7 +90,7 @@ type request struct {
 
 // startControl starts a control client attached to target (empty: tmux's
 // choice) and waits until the attach is complete.
-func startControl(ctx context.Context, l *Launcher, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
+func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
 	// -N: attaching must never start a server (which would read the user's
 	// configuration and then exit for want of a session).
 	args := []string{"-N", "-C", "attach-session", "-f", flags}
@@ -111,6 +113,7 @@ func startControl(ctx context.Context, l *Launcher, target string, flags string,
 		stderr:  new(bytes.Buffer),
 		nonce:   randomHex(12),
 		onEvent: onEvent,
+		sent:    sent,
 		writes:  make(chan *request, writeQueueLen),
 		kick:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -287,6 +290,7 @@ func (c *controlClient) write(r *request) bool {
 	}
 	c.pending = append(c.pending, r)
 	c.mu.Unlock()
+	c.sent.Add(1)
 	if _, err := c.stdin.Write(r.line); err != nil {
 		c.close()
 		return false
