@@ -223,9 +223,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 
 	timeout := time.NewTimer(req.Timeout.Duration - time.Since(start))
 	defer timeout.Stop()
-	// A check on a slow tmux must not hold the wait past its deadline.
-	checkCtx, cancelChecks := context.WithDeadline(ctx, start.Add(req.Timeout.Duration))
-	defer cancelChecks()
 	var idle <-chan time.Time
 	var idleTimer *time.Timer
 	if req.Idle > 0 {
@@ -233,8 +230,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		defer idleTimer.Stop()
 		idle = idleTimer.C
 	}
-	liveness := time.NewTicker(livenessEvery)
-	defer liveness.Stop()
 	defer progress(req.Progress, start)()
 	for {
 		// Checked before more output is taken: a pane that writes faster
@@ -274,8 +269,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		select {
 		case <-f.ready:
 		case <-changed:
-		case <-liveness.C:
-			s.checkPane(checkCtx, req.PaneID)
 		case <-idle:
 			w.res.Outcome = OutcomeIdle
 			return s.finish(ctx, w, stream, start), nil
