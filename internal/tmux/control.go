@@ -41,7 +41,7 @@ var (
 // OutputEvent is what a control client learns about a pane's output.
 type OutputEvent struct {
 	Pane   string // "%3"
-	Data   []byte // bytes the pane's program wrote, unescaped
+	Data   []byte // bytes the pane's program wrote, unescaped; valid only until the receiver returns
 	Paused bool   // tmux paused this pane's output: bytes were dropped
 	Ended  bool   // the stream ended: the pane's session or server is gone
 	Layout bool   // panes or windows came, went or changed (Pane is empty)

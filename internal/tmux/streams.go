@@ -76,7 +76,8 @@ func newStreamSet(c *Client) *streamSet {
 // Watch delivers the output of pane (an id such as "%3") in session (its
 // session's id, such as "$1", as PaneInfo gives it) to fn from now on,
 // until stop is called or the stream ends (fn then gets Ended). fn runs on
-// the connection's reader and must not block.
+// the connection's reader and must not block, nor keep the event's Data
+// past its return: that memory is reused.
 func (c *Client) Watch(ctx context.Context, pane, session string, fn func(OutputEvent)) (stop func(), err error) {
 	return c.streams.watch(ctx, pane, session, fn)
 }
