@@ -20,12 +20,22 @@ const (
 	maxTyped = 32
 	// minTyped is the shortest typed line worth remembering, in bytes.
 	minTyped = 3
+	// livenessEvery is how often a held stream's pane is asked whether it
+	// still lives, for deaths tmux does not announce (a pane left dead by
+	// remain-on-exit). One ask per stream, however many wait on it.
+	livenessEvery = time.Second
+	// livenessTimeout bounds one such ask: a stalled tmux gets at most one
+	// at a time per stream, and its silence closes nothing.
+	livenessTimeout = time.Second
 )
 
 // Hub keeps one Stream for each pane that something is waiting on or
 // reading, fed by the tmux connection's %output, and stops a pane's stream
 // once nobody has needed it for its linger time, so panes nobody watches
-// run at full speed. It also remembers what tmcp typed into each pane.
+// run at full speed. While a stream is held, the hub asks tmux once a
+// second whether its pane still lives and closes the stream when it does
+// not, so its holders need only watch [Stream.Closed]. It also remembers
+// what tmcp typed into each pane.
 type Hub struct {
 	tc     *tmux.Client
 	checks checkRuns
@@ -46,6 +56,7 @@ type watched struct {
 	until  time.Time // linger deadline once refs is zero
 	timer  *time.Timer
 	stop   func()
+	unpoll func() // ends the liveness poll; nil while nobody holds the stream
 }
 
 // TypedLine is one line of text tmcp typed into a pane.
@@ -75,6 +86,9 @@ func (h *Hub) Acquire(ctx context.Context, paneID string, linger time.Duration) 
 		if w := h.panes[paneID]; w != nil {
 			if closed, _ := w.stream.Closed(); !closed {
 				w.refs++
+				if w.refs == 1 {
+					h.pollLocked(paneID, w)
+				}
 				h.mu.Unlock()
 				return w.stream, h.releaser(paneID, w, linger), nil
 			}
@@ -106,6 +120,7 @@ func (h *Hub) Acquire(ctx context.Context, paneID string, linger time.Duration) 
 			return nil, nil, err
 		}
 		h.panes[paneID] = w
+		h.pollLocked(paneID, w)
 		h.mu.Unlock()
 		return w.stream, h.releaser(paneID, w, linger), nil
 	}
@@ -158,6 +173,7 @@ func (h *Hub) release(paneID string, w *watched, linger time.Duration) {
 		h.mu.Unlock()
 		return
 	}
+	h.unpollLocked(w)
 	if closed, _ := w.stream.Closed(); closed {
 		// Nothing more will come: let the stream and its ring go now.
 		h.mu.Unlock()
@@ -196,6 +212,7 @@ func (h *Hub) end(paneID string, w *watched, reason string) {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
+	h.unpollLocked(w)
 	h.mu.Unlock()
 	w.stop()
 	w.stream.Close(reason)
@@ -209,6 +226,17 @@ func (h *Hub) Stream(paneID string) *Stream {
 		return w.stream
 	}
 	return nil
+}
+
+// Holders returns how many callers (waits, jobs, readers) hold a pane's
+// stream now.
+func (h *Hub) Holders(paneID string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.panes[paneID]; w != nil {
+		return w.refs
+	}
+	return 0
 }
 
 // Mark is a position in a pane's live stream.
@@ -292,6 +320,56 @@ func (h *Hub) checkPanes() {
 	}
 }
 
+// pollLocked starts asking tmux, every livenessEvery, whether the pane of
+// a stream that just gained its first holder still lives.
+func (h *Hub) pollLocked(paneID string, w *watched) {
+	if w.unpoll != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.unpoll = cancel
+	go h.poll(ctx, paneID, w)
+}
+
+// unpollLocked ends a stream's liveness poll, cutting short an ask in
+// flight.
+func (h *Hub) unpollLocked(w *watched) {
+	if w.unpoll != nil {
+		w.unpoll()
+		w.unpoll = nil
+	}
+}
+
+// poll asks tmux about a pane until ctx ends or the stream is closed. One
+// ask at a time: the next is due livenessEvery after the last returned.
+func (h *Hub) poll(ctx context.Context, paneID string, w *watched) {
+	t := time.NewTimer(livenessEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		askCtx, cancel := context.WithTimeout(ctx, livenessTimeout)
+		p, err := h.tc.PaneInfo(askCtx, paneID)
+		expired := askCtx.Err() != nil
+		cancel()
+		switch {
+		case expired:
+			// A slow tmux (or a release) closes nothing.
+		case err != nil:
+			h.check(paneID, w, tmux.Pane{})
+		default:
+			h.check(paneID, w, p)
+		}
+		if closed, _ := w.stream.Closed(); closed {
+			return
+		}
+		t.Reset(livenessEvery)
+	}
+}
+
 // CheckPane closes a pane's stream if p (its state, or the zero Pane when
 // it is gone) shows it dead, gone or respawned.
 func (h *Hub) CheckPane(id string, p tmux.Pane) {
@@ -301,6 +379,12 @@ func (h *Hub) CheckPane(id string, p tmux.Pane) {
 	if w == nil {
 		return
 	}
+	h.check(id, w, p)
+}
+
+// check ends w, a stream of pane id, if p shows the pane dead, gone or
+// respawned.
+func (h *Hub) check(id string, w *watched, p tmux.Pane) {
 	switch {
 	case p.ID == "":
 		h.end(id, w, "the pane was closed")

@@ -72,7 +72,8 @@ func (s *Stream) PaneID() string { return s.paneID }
 func (s *Stream) Generation() uint64 { return s.gen }
 
 // Write appends bytes the pane wrote and wakes the waiters. Writes after
-// [Stream.Close] are ignored: the stream has ended.
+// [Stream.Close] are ignored: the stream has ended. p is copied, never
+// kept: the caller may reuse it.
 func (s *Stream) Write(p []byte) {
 	if len(p) == 0 {
 		return
@@ -92,8 +93,8 @@ func (s *Stream) Write(p []byte) {
 
 // Tap calls fn with every byte written from now on, in order, until untap
 // is called. It returns the offset of the first byte fn will see. fn runs
-// with the stream locked, on the writer's goroutine: it must be quick and
-// must not call the stream. A tap sees every byte even when the ring,
+// with the stream locked, on the writer's goroutine: it must be quick,
+// must not call the stream, and must copy what it keeps of p. A tap sees every byte even when the ring,
 // which only keeps the most recent ones, overflows.
 func (s *Stream) Tap(fn func(p []byte)) (from int64, untap func()) {
 	t := &tap{fn: fn}

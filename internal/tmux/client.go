@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +57,13 @@ type Client struct {
 	closing context.Context
 	stop    context.CancelFunc
 
+	// attaching holds a token while a control client attaches: one at a
+	// time, command client and output clients alike, since tmux 3.3a
+	// crashes when a client detaches while a control client is attaching.
+	attaching chan struct{}
+	// sent counts the commands written to control clients.
+	sent atomic.Int64
+
 	mu         sync.Mutex
 	ctl        *controlClient
 	connecting chan struct{} // non-nil while an attach is in progress
@@ -90,7 +98,8 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("checking tmux binary %q: %q does not look like tmux -V output", bin, strings.Join(out, " "))
 	}
 	closing, stop := context.WithCancel(context.Background())
-	c := &Client{launcher: l, version: strings.TrimPrefix(out[0], "tmux "), binary: bin, closing: closing, stop: stop}
+	c := &Client{launcher: l, version: strings.TrimPrefix(out[0], "tmux "), binary: bin, closing: closing, stop: stop,
+		attaching: make(chan struct{}, 1)}
 	c.streams = newStreamSet(c)
 	return c, nil
 }
@@ -104,6 +113,28 @@ func (c *Client) Binary() string { return c.binary }
 // ProcessesStarted reports how many tmux processes the client has started:
 // in steady state with a session, a command starts none.
 func (c *Client) ProcessesStarted() int64 { return c.launcher.Started() }
+
+// CommandsSent reports how many commands the client has written to its
+// control clients (each followed by a sentinel, not counted), its own and
+// those that mute and resume panes. With ProcessesStarted it is every
+// command tmcp asked of tmux.
+func (c *Client) CommandsSent() int64 { return c.sent.Load() }
+
+// attach starts a control client attached to target (empty: tmux's
+// choice), once no other attach is in progress, bounded by ctx.
+func (c *Client) attach(ctx context.Context, target, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
+	select {
+	case c.attaching <- struct{}{}:
+		defer func() { <-c.attaching }()
+	case <-ctx.Done():
+		args := []string{"attach-session"}
+		if target != "" {
+			args = append(args, "-t", target)
+		}
+		return nil, noAnswer(args, ctx.Err())
+	}
+	return startControl(ctx, c.launcher, &c.sent, target, flags, onEvent)
+}
 
 // withDeadline gives ctx the default deadline when it has none.
 func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -198,7 +229,7 @@ func (c *Client) control(ctx context.Context) (*controlClient, error) {
 		c.connecting = done
 		c.mu.Unlock()
 
-		ctl, err := startControl(ctx, c.launcher, "", commandClientFlags, nil)
+		ctl, err := c.attach(ctx, "", commandClientFlags, nil)
 
 		c.mu.Lock()
 		c.connecting = nil

@@ -41,7 +41,7 @@ var (
 // OutputEvent is what a control client learns about a pane's output.
 type OutputEvent struct {
 	Pane   string // "%3"
-	Data   []byte // bytes the pane's program wrote, unescaped
+	Data   []byte // bytes the pane's program wrote, unescaped; valid only until the receiver returns
 	Paused bool   // tmux paused this pane's output: bytes were dropped
 	Ended  bool   // the stream ended: the pane's session or server is gone
 	Layout bool   // panes or windows came, went or changed (Pane is empty)
@@ -59,6 +59,7 @@ type controlClient struct {
 	stderr  *bytes.Buffer
 	nonce   string
 	onEvent func(OutputEvent)
+	sent    *atomic.Int64 // counts the commands written
 	writes  chan *request
 	kick    chan struct{} // a command was posted
 	done    chan struct{} // closed when the reader has finished
@@ -100,7 +101,7 @@ const (
 
 // startControl starts a control client attached to target (empty: tmux's
 // choice) and waits until the attach is complete.
-func startControl(ctx context.Context, l *Launcher, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
+func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
 	// -N: attaching must never start a server (which would read the user's
 	// configuration and then exit for want of a session).
 	args := []string{"-N", "-C", "attach-session", "-f", flags}
@@ -123,6 +124,7 @@ func startControl(ctx context.Context, l *Launcher, target string, flags string,
 		stderr:  new(bytes.Buffer),
 		nonce:   randomHex(12),
 		onEvent: onEvent,
+		sent:    sent,
 		writes:  make(chan *request, writeQueueLen),
 		kick:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -305,6 +307,7 @@ func (c *controlClient) write(r *request) bool {
 	}
 	c.pending = append(c.pending, r)
 	c.mu.Unlock()
+	c.sent.Add(1)
 	if _, err := c.stdin.Write(r.line); err != nil {
 		c.close()
 		return false

@@ -29,6 +29,31 @@ type replyParser struct {
 	// awaiting the sentinel when a hook's block (an after-command hook
 	// answers with flags 0) came between a reply and its sentinel.
 	foreignThen parserState
+	// out holds the decoded data of the last output event, reused for the
+	// next: the event's receiver copies what it keeps.
+	out []byte
+	// panes interns pane ids, so that an output line costs no allocation.
+	panes map[string]string
+}
+
+const (
+	// maxInterned bounds the pane ids a parser remembers.
+	maxInterned = 1024
+	// maxKeptOut bounds the decoding memory a parser keeps between lines.
+	maxKeptOut = 64 << 10
+)
+
+// paneID returns b as a string, the same string each time for one pane.
+func (p *replyParser) paneID(b []byte) string {
+	if id, ok := p.panes[string(b)]; ok {
+		return id
+	}
+	if p.panes == nil || len(p.panes) >= maxInterned {
+		p.panes = map[string]string{}
+	}
+	id := string(b)
+	p.panes[id] = id
+	return id
 }
 
 // line consumes one line of output.
@@ -96,7 +121,8 @@ func (p *replyParser) outside(line []byte) {
 		p.held = nil
 		p.state = stateHunt
 	case awaiting:
-		p.held = append(p.held, n)
+		// Kept past this line, whose memory the reader reuses.
+		p.held = append(p.held, n.clone())
 	default:
 		p.dispatch(n)
 	}
@@ -149,11 +175,15 @@ func (p *replyParser) dispatch(n notification) {
 	switch n.kind {
 	case lineOutput:
 		if c.onEvent != nil {
-			c.onEvent(OutputEvent{Pane: n.pane, Data: n.data})
+			p.out = appendUnescaped(p.out[:0], n.data)
+			c.onEvent(OutputEvent{Pane: p.paneID(n.pane), Data: p.out})
+			if cap(p.out) > maxKeptOut {
+				p.out = nil // a huge line's memory is not kept for the next
+			}
 		}
 	case linePause:
 		if c.onEvent != nil {
-			c.onEvent(OutputEvent{Pane: n.pane, Paused: true})
+			c.onEvent(OutputEvent{Pane: p.paneID(n.pane), Paused: true})
 		}
 	case lineSessionChanged:
 		c.mu.Lock()

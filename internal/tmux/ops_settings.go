@@ -154,21 +154,6 @@ func UnquoteOption(v string) string {
 // cEscapes are the C-style escapes tmux's vis writes.
 var cEscapes = map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 'a': '\a', 'v': '\v', 'f': '\f', '0': 0, 's': ' ', 'E': 0x1b}
 
-// octal3 reads three octal digits standing for one byte.
-func octal3(s string) (byte, bool) {
-	if len(s) < 3 || s[0] < '0' || s[0] > '3' {
-		return 0, false
-	}
-	n := 0
-	for _, c := range []byte(s[:3]) {
-		if c < '0' || c > '7' {
-			return 0, false
-		}
-		n = n*8 + int(c-'0')
-	}
-	return byte(n), true
-}
-
 // envTarget addresses a session's environment, or the global one when
 // session is empty.
 func envTarget(session string) []string {

@@ -1,9 +1,6 @@
 package tmux
 
-import (
-	"bytes"
-	"strconv"
-)
+import "bytes"
 
 // guard is the header of a %begin, %end or %error line: the server time,
 // the command number and the flags (1 when this client sent the command).
@@ -36,16 +33,26 @@ const (
 	lineLayout // a window or pane came, went or changed shape
 )
 
-// notification is one parsed line of control-mode output.
+// notification is one parsed line of control-mode output. Its pane and
+// data alias the line: [notification.clone] one that must outlive it.
 type notification struct {
 	kind   lineKind
 	guard  guard  // for lineBegin, lineEnd, lineError
-	pane   string // for lineOutput and linePause: "%3"
-	data   []byte // for lineOutput: the unescaped bytes; for lineExit: the reason
+	pane   []byte // for lineOutput and linePause: "%3"
+	data   []byte // for lineOutput: the bytes as escaped by tmux; for lineExit: the reason
 	fields []string
 }
 
+// clone returns n with its own copy of what it took from the line.
+func (n notification) clone() notification {
+	n.pane = bytes.Clone(n.pane)
+	n.data = bytes.Clone(n.data)
+	return n
+}
+
 // parseNotification parses a line that arrived outside a reply block.
+// Output data is left escaped: it is decoded only once the notification
+// is acted on, into memory the parser reuses.
 func parseNotification(line []byte) notification {
 	word, rest, _ := bytes.Cut(line, []byte{' '})
 	switch string(word) {
@@ -66,18 +73,18 @@ func parseNotification(line []byte) notification {
 		pane, data, ok := bytes.Cut(rest, []byte{' '})
 		if !ok {
 			// A pane that wrote nothing but was flushed: no data.
-			return notification{kind: lineOutput, pane: string(rest)}
+			return notification{kind: lineOutput, pane: rest}
 		}
-		return notification{kind: lineOutput, pane: string(pane), data: unescapeOutput(data)}
+		return notification{kind: lineOutput, pane: pane, data: data}
 	case "%extended-output":
 		// %extended-output %P AGE ... : DATA
 		pane, tail, _ := bytes.Cut(rest, []byte{' '})
 		_, data, _ := bytes.Cut(tail, []byte(" : "))
-		return notification{kind: lineOutput, pane: string(pane), data: unescapeOutput(data)}
+		return notification{kind: lineOutput, pane: pane, data: data}
 	case "%pause":
-		return notification{kind: linePause, pane: string(bytes.TrimSpace(rest))}
+		return notification{kind: linePause, pane: bytes.TrimSpace(rest)}
 	case "%exit":
-		return notification{kind: lineExit, data: append([]byte(nil), rest...)}
+		return notification{kind: lineExit, data: rest}
 	case "%session-changed":
 		return notification{kind: lineSessionChanged, fields: stringFields(rest)}
 	case "%layout-change", "%window-close", "%unlinked-window-close", "%window-add", "%sessions-changed":
@@ -94,25 +101,41 @@ func stringFields(b []byte) []string {
 	return out
 }
 
-// unescapeOutput decodes the octal escapes (\ooo) tmux uses in %output data
-// for bytes below 0x20, the backslash and bytes above 0x7e. A malformed
-// escape is kept as written.
-func unescapeOutput(data []byte) []byte {
-	if bytes.IndexByte(data, '\\') < 0 {
-		return append([]byte(nil), data...)
-	}
-	out := make([]byte, 0, len(data))
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if c == '\\' && i+3 < len(data) && isOctal(data[i+1]) && isOctal(data[i+2]) && isOctal(data[i+3]) {
-			v, _ := strconv.ParseUint(string(data[i+1:i+4]), 8, 16)
-			out = append(out, byte(v))
-			i += 3
+// appendUnescaped appends to dst the bytes of %output data, decoding the
+// octal escapes (\ooo) tmux writes for bytes below 0x20, the backslash and
+// bytes above 0x7e. A malformed escape is kept as written.
+func appendUnescaped(dst, data []byte) []byte {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\\')
+		if i < 0 {
+			return append(dst, data...)
+		}
+		dst = append(dst, data[:i]...)
+		data = data[i:]
+		if c, ok := octal3(data[1:]); ok {
+			dst = append(dst, c)
+			data = data[4:]
 			continue
 		}
-		out = append(out, c)
+		dst = append(dst, '\\')
+		data = data[1:]
 	}
-	return out
+	return dst
 }
 
-func isOctal(c byte) bool { return '0' <= c && c <= '7' }
+// octal3 reads the three octal digits, \000 to \377, that tmux writes
+// after a backslash for one byte.
+func octal3[S string | []byte](s S) (byte, bool) {
+	if len(s) < 3 || s[0] < '0' || s[0] > '3' {
+		return 0, false
+	}
+	n := 0
+	for i := range 3 {
+		c := s[i]
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		n = n*8 + int(c-'0')
+	}
+	return byte(n), true
+}

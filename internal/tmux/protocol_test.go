@@ -17,11 +17,12 @@ func TestParseNotification(t *testing.T) {
 		{"%end 1700000000 12 0", notification{kind: lineEnd, guard: guard{"1700000000", "12", "0"}}},
 		{"%error 1700000000 12 1", notification{kind: lineError, guard: guard{"1700000000", "12", "1"}}},
 		{"%begin 1 2", notification{kind: lineOther}},
-		{`%output %3 a\015\012b\134c`, notification{kind: lineOutput, pane: "%3", data: []byte("a\r\nb\\c")}},
-		{`%output %3 \303\251`, notification{kind: lineOutput, pane: "%3", data: []byte("é")}},
-		{`%output %3 \30`, notification{kind: lineOutput, pane: "%3", data: []byte(`\30`)}},
-		{`%extended-output %7 1234 : hi\012`, notification{kind: lineOutput, pane: "%7", data: []byte("hi\n")}},
-		{"%pause %4", notification{kind: linePause, pane: "%4"}},
+		{`%output %3 a\015\012b\134c`, notification{kind: lineOutput, pane: []byte("%3"), data: []byte("a\r\nb\\c")}},
+		{`%output %3 \303\251`, notification{kind: lineOutput, pane: []byte("%3"), data: []byte("é")}},
+		{`%output %3 \30`, notification{kind: lineOutput, pane: []byte("%3"), data: []byte(`\30`)}},
+		{`%output %3 \777\400\`, notification{kind: lineOutput, pane: []byte("%3"), data: []byte(`\777\400\`)}},
+		{`%extended-output %7 1234 : hi\012`, notification{kind: lineOutput, pane: []byte("%7"), data: []byte("hi\n")}},
+		{"%pause %4", notification{kind: linePause, pane: []byte("%4")}},
 		{"%exit too far behind", notification{kind: lineExit, data: []byte("too far behind")}},
 		{"%session-changed $1 main", notification{kind: lineSessionChanged, fields: []string{"$1", "main"}}},
 		{"%window-add @3", notification{kind: lineLayout}},
@@ -30,6 +31,9 @@ func TestParseNotification(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := parseNotification([]byte(tt.line))
+		if got.kind == lineOutput {
+			got.data = appendUnescaped(nil, got.data) // decoded as it is dispatched
+		}
 		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("parseNotification(%q)\n got %+v\nwant %+v", tt.line, got, tt.want)
 		}
@@ -41,12 +45,12 @@ func FuzzUnescapeOutput(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := unescapeOutput([]byte(s))
+		out := appendUnescaped(nil, []byte(s))
 		if len(out) > len(s) {
 			t.Fatalf("unescape grew %q to %q", s, out)
 		}
 		// Escaping what tmux escapes, then unescaping, gives the bytes back.
-		if got := unescapeOutput(escapeLikeTmux([]byte(s))); !bytes.Equal(got, []byte(s)) {
+		if got := appendUnescaped(nil, escapeLikeTmux([]byte(s))); !bytes.Equal(got, []byte(s)) {
 			t.Fatalf("round trip of %q gave %q", s, got)
 		}
 	})
@@ -75,7 +79,10 @@ type parserHarness struct {
 func newParserHarness() *parserHarness {
 	h := &parserHarness{}
 	h.c = &controlClient{nonce: "n0nce", ready: make(chan struct{})}
-	h.c.onEvent = func(ev OutputEvent) { h.events = append(h.events, ev) }
+	h.c.onEvent = func(ev OutputEvent) {
+		ev.Data = bytes.Clone(ev.Data) // valid only during the call
+		h.events = append(h.events, ev)
+	}
 	h.p = &replyParser{c: h.c}
 	return h
 }
@@ -140,6 +147,23 @@ func TestReplyParserFraming(t *testing.T) {
 		}
 		if len(h.events) != 1 || string(h.events[0].Data) != "hi\n" {
 			t.Fatalf("events %+v", h.events)
+		}
+	})
+	t.Run("output held until the sentinel outlives its line's memory", func(t *testing.T) {
+		h := newParserHarness()
+		r := h.send("list-sessions")
+		// The reader hands each line in memory it then reuses.
+		buf := make([]byte, 0, 64)
+		for _, l := range reply(r, 5, "x") {
+			if strings.HasPrefix(l, "%begin 100 6") {
+				buf = append(buf[:0], `%output %1 held\012`...)
+				h.p.line(buf)
+			}
+			buf = append(buf[:0], l...)
+			h.p.line(buf)
+		}
+		if r.err != nil || len(h.events) != 1 || string(h.events[0].Data) != "held\n" || h.events[0].Pane != "%1" {
+			t.Fatalf("got err=%v events %+v, want one event of %%1 with %q", r.err, h.events, "held\n")
 		}
 	})
 	t.Run("a hook's block between a reply and its sentinel", func(t *testing.T) {
@@ -218,4 +242,29 @@ func FuzzReplyParser(f *testing.F) {
 			t.Fatalf("next reply: err=%v body=%q", r2.err, r2.body)
 		}
 	})
+}
+
+// BenchmarkOutputLine reads one %output line, as a busy pane makes tmux
+// write thousands a second, up to the event it hands the stream.
+func BenchmarkOutputLine(b *testing.B) {
+	lines := map[string]string{
+		"ascii": `%output %3 total 48 drwxr-xr-x  2 user user 4096 Jan  1 00:00 src\015\012`,
+		"utf8":  `%output %3 \342\224\202 caf\303\251 \342\224\202 na\303\257ve \342\224\202\015\012`,
+	}
+	for name, line := range lines {
+		b.Run(name, func(b *testing.B) {
+			h := newParserHarness()
+			var n int
+			h.c.onEvent = func(ev OutputEvent) { n += len(ev.Data) }
+			buf := []byte(line)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				h.p.line(buf)
+			}
+			if n == 0 {
+				b.Fatal("no output reached the event")
+			}
+		})
+	}
 }

@@ -37,8 +37,9 @@ type streamSet struct {
 	// route takes each event of an output client: deliver, which tests
 	// wrap to see what reaches tmcp.
 	route func(session string, cc *controlClient, ev OutputEvent)
-	// attaching holds a token while an output client attaches.
-	attaching chan struct{}
+	// choosing holds a token while an output client is found or attached,
+	// so that two watches in one session share one client.
+	choosing chan struct{}
 }
 
 // OnLayoutChange makes fn run whenever tmux reports, on a client carrying
@@ -62,11 +63,11 @@ type watcher struct {
 
 func newStreamSet(c *Client) *streamSet {
 	s := &streamSet{
-		c:         c,
-		clients:   map[string]*controlClient{},
-		watchers:  map[string]*watcher{},
-		muted:     map[*controlClient]map[string]bool{},
-		attaching: make(chan struct{}, 1),
+		c:        c,
+		clients:  map[string]*controlClient{},
+		watchers: map[string]*watcher{},
+		muted:    map[*controlClient]map[string]bool{},
+		choosing: make(chan struct{}, 1),
 	}
 	s.route = s.deliver
 	return s
@@ -75,7 +76,8 @@ func newStreamSet(c *Client) *streamSet {
 // Watch delivers the output of pane (an id such as "%3") in session (its
 // session's id, such as "$1", as PaneInfo gives it) to fn from now on,
 // until stop is called or the stream ends (fn then gets Ended). fn runs on
-// the connection's reader and must not block.
+// the connection's reader and must not block, nor keep the event's Data
+// past its return: that memory is reused.
 func (c *Client) Watch(ctx context.Context, pane, session string, fn func(OutputEvent)) (stop func(), err error) {
 	return c.streams.watch(ctx, pane, session, fn)
 }
@@ -115,12 +117,12 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 
 // client returns the output client for a session, attaching one if needed.
 func (s *streamSet) client(ctx context.Context, session string) (*controlClient, error) {
-	// One attach at a time: two clients attaching to one session at once
-	// would mean closing one, and tmux 3.3a crashes when a client detaches
-	// while a control client is still attaching.
+	// Two clients attaching to one session at once would mean closing one,
+	// and tmux 3.3a crashes when a client detaches while a control client
+	// is still attaching (see Client.attach).
 	select {
-	case s.attaching <- struct{}{}:
-		defer func() { <-s.attaching }()
+	case s.choosing <- struct{}{}:
+		defer func() { <-s.choosing }()
 	case <-ctx.Done():
 		return nil, noAnswer([]string{"attach-session", "-t", session}, ctx.Err())
 	}
@@ -133,7 +135,7 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	var self atomic.Pointer[controlClient]
 	flags := streamClientFlags + strconv.Itoa(pauseAfterSeconds)
 	route := s.route
-	cc, err := startControl(ctx, s.c.launcher, session, flags, func(ev OutputEvent) {
+	cc, err := s.c.attach(ctx, session, flags, func(ev OutputEvent) {
 		route(session, self.Load(), ev)
 	})
 	if err != nil {

@@ -87,6 +87,7 @@ func TestPostedCommandsAreNeverDropped(t *testing.T) {
 	c := &controlClient{
 		stdin:  pw,
 		nonce:  "n",
+		sent:   new(atomic.Int64),
 		writes: make(chan *request, writeQueueLen),
 		kick:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
@@ -158,6 +159,7 @@ func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
 	cc := &controlClient{
 		stdin:  pw,
 		nonce:  "n",
+		sent:   new(atomic.Int64),
 		writes: make(chan *request, writeQueueLen),
 		kick:   make(chan struct{}, 1),
 		done:   make(chan struct{}),

@@ -258,8 +258,6 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	defer s.jobs.release(j)
 	r := &reader{j: j, token: markerPrefix + j.id, dec: pane.NewDecoder(from)}
 	lostAtStart := stream.LostBytes()
-	liveness := time.NewTicker(livenessEvery)
-	defer liveness.Stop()
 	for {
 		changed := stream.Changed()
 		if data := f.take(); len(data) > 0 {
@@ -282,8 +280,6 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		case <-changed:
 		case <-j.done:
 			return
-		case <-liveness.C:
-			s.checkPane(context.Background(), j.paneID)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package wait
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -22,9 +21,6 @@ const (
 	// progressEvery is how often a wait tells the client it is alive: often
 	// enough for a client that resets a timeout of a few seconds on progress.
 	progressEvery = time.Second
-	// livenessEvery is how often a wait checks that its pane still lives,
-	// for deaths tmux does not announce (a pane left dead by remain-on-exit).
-	livenessEvery = time.Second
 	// streamLinger keeps a pane's stream going after a wait or read, so a
 	// cursor used again within that time continues exactly.
 	streamLinger = 10 * time.Minute
@@ -106,12 +102,6 @@ func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
 		}
 	}()
 	return func() { t.Stop(); close(done) }
-}
-
-// checkPane asks tmux whether a pane still lives, closing its stream if
-// not, within ctx's deadline.
-func (s *Service) checkPane(ctx context.Context, id string) {
-	_, _ = s.hub.Refresh(ctx, id)
 }
 
 // Close ends every job's bookkeeping; the commands themselves go on in

@@ -239,8 +239,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		defer idleTimer.Stop()
 		idle = idleTimer.C
 	}
-	liveness := time.NewTicker(livenessEvery)
-	defer liveness.Stop()
 	defer progress(req.Progress, start)()
 	for {
 		// Checked before more output is taken: a pane that writes faster
@@ -280,8 +278,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		select {
 		case <-f.ready:
 		case <-changed:
-		case <-liveness.C:
-			s.checkPane(wctx, req.PaneID)
 		case <-idle:
 			w.res.Outcome = OutcomeIdle
 			return s.finish(ctx, w, stream, start), nil
