@@ -278,6 +278,13 @@ func (s *Server) pasteBuffer(ctx context.Context, req *mcp.CallToolRequest, in p
 	if ask != nil || err != nil {
 		return ask, pasteOut{}, err
 	}
+	// What the pane will echo is known before it is pasted, so a wait on
+	// the pane does not take the echo for output.
+	text, err := s.tmux.ShowBuffer(ctx, b.Name, b.Size)
+	if err != nil {
+		return nil, pasteOut{}, explain(fmt.Sprintf("reading buffer %q to paste it", b.Name), err)
+	}
+	s.hub.Typed(id, text)
 	if err := s.tmux.PasteBuffer(ctx, b.Name, id, in.Bracketed == nil || *in.Bracketed, false); err != nil {
 		return nil, pasteOut{}, explain(fmt.Sprintf("pasting buffer %q into pane %s", b.Name, id), err)
 	}
