@@ -81,7 +81,7 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	t.InputSchema = schemaFor[In](false)
 	result := fullSchema[Out]()
 	out := result.CloneSchemas()
-	compact(out, true)
+	compactOutput(out)
 	t.OutputSchema = out
 	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }, result: result,
 		call: invokerFor(t, h)}
@@ -148,10 +148,9 @@ func (s *Server) Tools() []ToolInfo {
 // Instructions is the short text a client hands the model with the tools.
 func (s *Server) Instructions(ctx context.Context) string {
 	var b strings.Builder
-	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted means the only one, refused when there are several. ")
-	b.WriteString("Find panes with list_panes, read them with capture_pane or snapshot_pane, type with send_keys or paste_text. ")
-	b.WriteString("To run a command and get its exit status and output, use run_command (get_job collects a long one); to wait for a pane to print something, wait_for_text; to read only what is new, capture_since with its cursor. ")
-	fmt.Fprintf(&b, "maxLines and maxBytes bound returned text, keeping the last lines; waits are clamped to %gs. ", s.cfg.Ceiling.Seconds())
+	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted: the only one (refused if several). ")
+	b.WriteString("Start with list_panes. run_command returns a command's exit status and output; wait_for_text waits for output; capture_since reads only what is new. ")
+	fmt.Fprintf(&b, "maxLines and maxBytes bound returned text, keeping the last lines. Waits end by %gs; to wait longer, call again with the returned cursor or jobId. ", s.cfg.Ceiling.Seconds())
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
 	if c := s.callerPane(ctx); c.PaneID != "" {
 		fmt.Fprintf(&b, "You run inside pane %s (isCaller): do not type into or kill it. ", c.PaneID)
