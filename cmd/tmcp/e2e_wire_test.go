@@ -63,3 +63,31 @@ func TestToolsListFitsTheWireBudgetsAsAClientPaysThem(t *testing.T) {
 		t.Errorf("the tools/list response plus instructions takes %d bytes, over the %d budget", c.Whole(), mcpserver.WireBudget)
 	}
 }
+
+// TestWaitsAnswerWithinAClientsMinuteByDefault: with TMCP_WAIT_MAX_SECONDS
+// unset, every wait ends by 45 s, under the 60 s after which many clients
+// cancel a call; run_command's own default sits under that ceiling, and
+// the wait tools say how a longer wait is done.
+func TestWaitsAnswerWithinAClientsMinuteByDefault(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+
+	if ins := s.cs.InitializeResult().Instructions; !strings.Contains(ins, "Waits end by 45s") || !strings.Contains(ins, "call again") {
+		t.Errorf("instructions %q: want the 45s ceiling and how to wait longer", ins)
+	}
+	r, _ := s.runCmd(map[string]any{"paneId": pane, "command": "true"})
+	if !r.Finished || r.EffectiveTimeoutSeconds != 40 || r.TimeoutClamped {
+		t.Errorf("run_command without timeoutSeconds: %+v, want finished with effectiveTimeoutSeconds 40, not clamped", r)
+	}
+	r, _ = s.runCmd(map[string]any{"paneId": pane, "command": "true", "timeoutSeconds": 100})
+	if !r.Finished || r.EffectiveTimeoutSeconds != 45 || !r.TimeoutClamped {
+		t.Errorf("run_command asking 100s: %+v, want effectiveTimeoutSeconds 45, clamped", r)
+	}
+	for name, want := range map[string]string{"run_command": "get_job", "get_job": "again", "wait_for_text": "again with the returned cursor", "wait_for_channel": "again"} {
+		if d := s.tool(name).Description; !strings.Contains(d, want) {
+			t.Errorf("%s description %q does not say how to wait longer (%q)", name, d, want)
+		}
+	}
+}
