@@ -44,6 +44,13 @@ type Server struct {
 	callerMu    sync.Mutex
 	callerKnown bool
 	caller      Caller
+
+	// The tool registry, built on first use and kept, like the SDK's own
+	// tool set; schemas caches the SDK's resolution of its schemas, so an
+	// MCP server made again for the same tools resolves nothing twice.
+	registryOnce sync.Once
+	registry     []toolDef
+	schemas      *mcp.SchemaCache
 }
 
 // New returns a Server for a tmux connection. Close releases its streams.
@@ -52,7 +59,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		cfg.Ceiling = wait.DefaultCeiling
 	}
 	hub := pane.NewHub(tc)
-	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg}
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg, schemas: mcp.NewSchemaCache()}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}
@@ -87,9 +94,16 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 		call: invokerFor(t, h)}
 }
 
-// definitions returns every tool tmcp has, whatever the tier; its batch
-// tools run the tools of this same set.
+// definitions returns every tool tmcp has, whatever the tier, built once;
+// callers must not change it.
 func (s *Server) definitions() []toolDef {
+	s.registryOnce.Do(func() { s.registry = s.buildDefinitions() })
+	return s.registry
+}
+
+// buildDefinitions defines every tool; its batch tools run the tools of
+// this same set.
+func (s *Server) buildDefinitions() []toolDef {
 	reg := &batchRegistry{s: s, tools: map[string]toolDef{}}
 	var defs []toolDef
 	defs = append(defs, s.readTools()...)
@@ -115,7 +129,7 @@ func (s *Server) definitions() []toolDef {
 func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
 	feeds := s.newFeeds()
 	m := mcp.NewServer(&mcp.Implementation{Name: "tmcp", Title: "tmux for agents", Version: s.cfg.Version},
-		feeds.options(&mcp.ServerOptions{Instructions: s.Instructions(ctx)}))
+		feeds.options(&mcp.ServerOptions{Instructions: s.Instructions(ctx), SchemaCache: s.schemas}))
 	for _, d := range s.definitions() {
 		if d.tier <= s.cfg.Tier {
 			d.add(m)
