@@ -24,7 +24,7 @@ const (
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
-			Description: "Run a shell command (as written, in a subshell) in a pane; returns its exit status and exact output. Past timeoutSeconds: timedOut and a jobId; get_job waits on."}, s.runCommand),
+			Description: "Run a shell command (as written, in a subshell) in a pane; returns its exit status and exact output. Past timeoutSeconds: timedOut and a jobId; get_job waits for it."}, s.runCommand),
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
 			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
