@@ -56,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(fs.Output(), "tmcp %s: an MCP server (stdio) for tmux\n\nUsage: tmcp [flags]\n\n", version)
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY            readonly | mutating (default) | destructive; anything else means readonly\n")
-		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 120)\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 45)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
 	}

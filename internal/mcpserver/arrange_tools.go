@@ -17,21 +17,21 @@ import (
 func (s *Server) arrangeTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "select_window", Annotations: mutating("Select window", true),
-			Description: "Make a window current in its session; returns its active pane."}, s.selectWindow),
+			Description: "Make a window current in its session."}, s.selectWindow),
 		define(&mcp.Tool{Name: "select_pane", Annotations: mutating("Select pane", true),
 			Description: "Make a pane active in its window, and the window current."}, s.selectPane),
 		define(&mcp.Tool{Name: "select_layout", Annotations: mutating("Select layout", true),
-			Description: "Arrange a window's panes; returns the layout now in force."}, s.selectLayout),
+			Description: "Arrange a window's panes."}, s.selectLayout),
 		define(&mcp.Tool{Name: "resize_pane", Annotations: mutating("Resize pane", true),
-			Description: "Set a pane's size in cells, or zoom/unzoom it; returns its size."}, s.resizePane),
+			Description: "Set a pane's size in cells, or zoom/unzoom it."}, s.resizePane),
 		define(&mcp.Tool{Name: "resize_window", Annotations: mutating("Resize window", true),
-			Description: "Set a window's size in cells (fixed from then on); returns it."}, s.resizeWindow),
+			Description: "Set a window's size in cells (fixed from then on)."}, s.resizeWindow),
 		define(&mcp.Tool{Name: "swap_pane", Annotations: mutating("Swap panes", false),
-			Description: "Swap two panes' places, in one window or across windows."}, s.swapPane),
+			Description: "Swap two panes, in one window or across windows."}, s.swapPane),
 		define(&mcp.Tool{Name: "move_window", Annotations: mutating("Move window", false),
 			Description: "Move a window to another session and/or index."}, s.moveWindow),
 		define(&mcp.Tool{Name: "move_pane", Annotations: mutating("Move pane", false),
-			Description: "Move a pane into windowId, or with none into a new window; returns its window."}, s.movePane),
+			Description: "Move a pane into windowId, or with none into a new window."}, s.movePane),
 		define(&mcp.Tool{Name: "set_pane_title", Annotations: mutating("Set pane title", true),
 			Description: "Set a pane's title, taken literally."}, s.setPaneTitle),
 	}
@@ -103,7 +103,7 @@ func (s *Server) paneWhere(ctx context.Context, id string) (*mcp.CallToolResult,
 
 type selectLayoutIn struct {
 	windowIn
-	Layout string `json:"layout" jsonschema:"tiled, even-/main-horizontal|vertical, or a window_layout"`
+	Layout string `json:"layout" jsonschema:"tiled, even-/main-horizontal|vertical, or a layout string"`
 }
 
 func (s *Server) selectLayout(ctx context.Context, _ *mcp.CallToolRequest, in selectLayoutIn) (*mcp.CallToolResult, layoutOut, error) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -40,11 +39,11 @@ var batchNames = map[Tier]string{
 func (s *Server) batchTools(reg *batchRegistry) []toolDef {
 	defs := []toolDef{
 		define(&mcp.Tool{Name: batchNames[ReadOnly], Annotations: readOnly("Batch of read-only calls"),
-			Description: "Run read-only tool calls in order, stopping at the first failure; no waits."}, reg.batch(ReadOnly)),
+			Description: "Run read-only tool calls in order; stops at the first failure; no waits."}, reg.batch(ReadOnly)),
 		define(&mcp.Tool{Name: batchNames[Mutating], Annotations: mutating("Batch of calls", false),
-			Description: "Run read-only or mutating tool calls in order, stopping at the first failure; no waits."}, reg.batch(Mutating)),
+			Description: "Run read-only or mutating tool calls in order; stops at the first failure; no waits."}, reg.batch(Mutating)),
 		define(&mcp.Tool{Name: batchNames[Destructive], Annotations: destructive("Batch with kills"),
-			Description: "Run tool calls of any tier in order, stopping at the first failure; no waits."}, reg.batch(Destructive)),
+			Description: "Run tool calls of any tier in order; stops at the first failure; no waits."}, reg.batch(Destructive)),
 	}
 	for _, d := range defs {
 		// "arguments" is any object; saying additionalProperties: true
@@ -257,41 +256,22 @@ func batchText(content []mcp.Content) string {
 }
 
 // invoker runs a tool in-process, as the SDK runs it for tools/call:
-// prepare checks the arguments against the input schema (defaults applied,
-// unknown properties refused) and run decodes them and calls the handler.
+// prepare checks the arguments against the input schema and run decodes
+// them and calls the handler.
 type invoker struct {
 	prepare func(args json.RawMessage) (json.RawMessage, error)
 	run     func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, any, error)
 }
 
-// invokerFor builds the invoker of a tool whose input schema is set.
+// invokerFor builds the invoker of a tool whose input schema is set,
+// resolving the schema once, as mcp.AddTool resolves it.
 func invokerFor[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) invoker {
-	resolve := sync.OnceValues(func() (*jsonschema.Resolved, error) {
-		s, ok := t.InputSchema.(*jsonschema.Schema)
-		if !ok {
-			return nil, fmt.Errorf("tool %s has no input schema", t.Name)
-		}
-		return s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	})
+	rs, err := t.InputSchema.(*jsonschema.Schema).Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // as mcp.AddTool does: schemas are fixed at build time
+	}
 	return invoker{
-		prepare: func(args json.RawMessage) (json.RawMessage, error) {
-			rs, err := resolve()
-			if err != nil {
-				return nil, err
-			}
-			v := map[string]any{}
-			if err := json.Unmarshal(args, &v); err != nil {
-				return nil, fmt.Errorf("arguments must be an object: %w", err)
-			}
-			var inst any = v
-			if err := rs.ApplyDefaults(&inst); err != nil {
-				return nil, fmt.Errorf("validating \"arguments\": %w", err)
-			}
-			if err := rs.Validate(&inst); err != nil {
-				return nil, fmt.Errorf("validating \"arguments\": %w", err)
-			}
-			return json.Marshal(inst)
-		},
+		prepare: func(args json.RawMessage) (json.RawMessage, error) { return applyInputSchema(rs, args) },
 		run: func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, any, error) {
 			var in In
 			if err := json.Unmarshal(args, &in); err != nil {
@@ -300,4 +280,24 @@ func invokerFor[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) invoker
 			return h(ctx, req, in)
 		},
 	}
+}
+
+// applyInputSchema takes a call's arguments through the steps the SDK
+// takes a tools/call's through before the handler sees them (its
+// applySchema, which it does not export): an object, the schema's
+// defaults applied, then jsonschema validation; the error says
+// "validating \"arguments\"" as the SDK's does.
+func applyInputSchema(rs *jsonschema.Resolved, args json.RawMessage) (json.RawMessage, error) {
+	v := map[string]any{}
+	if err := json.Unmarshal(args, &v); err != nil {
+		return nil, fmt.Errorf("arguments must be an object: %w", err)
+	}
+	var inst any = v
+	if err := rs.ApplyDefaults(&inst); err != nil {
+		return nil, fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	if err := rs.Validate(&inst); err != nil {
+		return nil, fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	return json.Marshal(inst)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 type fakeIn struct {
 	Name string `json:"name"`
 	N    int    `json:"n,omitempty"`
+	Loud *bool  `json:"loud,omitempty" jsonschema:"default true"`
 }
 
 type fakeOut struct {
@@ -89,4 +91,71 @@ func TestBatchArgumentsAreCheckedAsTheSDKChecksThem(t *testing.T) {
 			t.Errorf("prepare(%s): %v, want %q", c.args, err, c.want)
 		}
 	}
+}
+
+// TestBatchChecksArgumentsAsTheSDKDoes gives the same arguments to a tool
+// through tools/call, where the SDK checks them, and through a batch's
+// check: both must accept or refuse alike, with the same message, and
+// the handler must see the same input (defaults applied).
+func TestBatchChecksArgumentsAsTheSDKDoes(t *testing.T) {
+	var seen []fakeIn
+	d := define(&mcp.Tool{Name: "fake", Annotations: readOnly("Fake")},
+		func(_ context.Context, _ *mcp.CallToolRequest, in fakeIn) (*mcp.CallToolResult, fakeOut, error) {
+			seen = append(seen, in)
+			return nil, fakeOut{Value: in.Name}, nil
+		})
+	ctx := context.Background()
+	m := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
+	d.add(m)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := m.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, args := range []string{
+		`{"name":"x"}`, `{"name":"x","n":2,"loud":false}`, `{"name":"x","nmae":2}`, `{"n":2}`, `{"name":3}`,
+		`{"name":"x","n":1.5}`, `{"name":"x","loud":"yes"}`, `{}`,
+	} {
+		seen = nil
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake", Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatalf("tools/call %s: %v", args, err)
+		}
+		sdkErr := ""
+		if res.IsError {
+			sdkErr = batchText(res.Content)
+		}
+		var ours string
+		prepared, err := d.call.prepare(json.RawMessage(args))
+		if err != nil {
+			ours = err.Error()
+		}
+		if ours != sdkErr {
+			t.Errorf("arguments %s: the SDK says %q, the batch says %q", args, sdkErr, ours)
+			continue
+		}
+		if ours != "" {
+			continue
+		}
+		if _, _, err := d.call.run(ctx, &mcp.CallToolRequest{}, prepared); err != nil {
+			t.Fatalf("arguments %s: %v", args, err)
+		}
+		if len(seen) != 2 || !reflect.DeepEqual(seen[0], seen[1]) {
+			t.Errorf("arguments %s: the handler saw %s through the SDK and %s through the batch", args, show(seen, 0), show(seen, 1))
+		}
+	}
+}
+
+func show(seen []fakeIn, i int) string {
+	if i >= len(seen) {
+		return "nothing"
+	}
+	b, _ := json.Marshal(seen[i])
+	return string(b)
 }

@@ -41,17 +41,17 @@ const (
 func (s *Server) bufferTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "send_keys_batch", Annotations: mutating("Send key batch", false),
-			Description: "Send keys in order, no Enter added (e.g. Escape, :wq, Enter); for pagers and editors."}, s.sendKeysBatch),
+			Description: "Send keys in order, no Enter added (Escape, :wq, Enter); for pagers and editors."}, s.sendKeysBatch),
 		define(&mcp.Tool{Name: "load_buffer", Annotations: mutating("Load buffer", false),
-			Description: "Put exact text into a tmux paste buffer; returns its name."}, s.loadBuffer),
+			Description: "Put exact text into a tmux paste buffer."}, s.loadBuffer),
 		define(&mcp.Tool{Name: "paste_buffer", Annotations: mutating("Paste buffer", false),
 			Description: "Paste a tmux buffer into a pane; the buffer is kept."}, s.pasteBuffer),
 		define(&mcp.Tool{Name: "show_buffer", Annotations: readOnly("Show buffer"),
-			Description: "A paste buffer's text (its end within maxBytes); with no name, the latest and all names."}, s.showBuffer),
+			Description: "A paste buffer's text (its end); no name: the latest, and all names."}, s.showBuffer),
 		define(&mcp.Tool{Name: "delete_buffer", Annotations: destructive("Delete buffer"),
 			Description: "Delete a paste buffer."}, s.deleteBuffer),
 		define(&mcp.Tool{Name: "list_servers", Annotations: readOnly("List servers"),
-			Description: "This user's tmux servers (sockets): live or stale, sessions, and the one tmcp uses."}, s.listServers),
+			Description: "This user's tmux sockets: live or stale, sessions, and the one tmcp uses."}, s.listServers),
 	}
 }
 

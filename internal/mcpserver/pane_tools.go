@@ -15,15 +15,15 @@ import (
 func (s *Server) paneTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "respawn_pane", Annotations: destructive("Respawn pane"),
-			Description: "Restart a pane's process (or command instead); returns the new pid."}, s.respawnPane),
+			Description: "Restart a pane's process (or command instead)."}, s.respawnPane),
 		define(&mcp.Tool{Name: "clear_pane", Annotations: destructive("Clear pane"),
-			Description: "Empty a pane's screen without typing into it; history: true drops scrollback."}, s.clearPane),
+			Description: "Clear a pane's screen without typing; history: true drops scrollback."}, s.clearPane),
 		define(&mcp.Tool{Name: "enter_copy_mode", Annotations: mutating("Enter copy mode", false),
-			Description: "Put a pane in copy mode to read its history, scrolled up scrollUp lines."}, s.enterCopyMode),
+			Description: "Put a pane in copy mode, scrolled up scrollUp lines."}, s.enterCopyMode),
 		define(&mcp.Tool{Name: "exit_copy_mode", Annotations: mutating("Exit copy mode", true),
-			Description: "Leave copy mode (or any mode) in a pane; fine if it is in none."}, s.exitCopyMode),
+			Description: "Leave copy mode (or any mode) in a pane, if in one."}, s.exitCopyMode),
 		define(&mcp.Tool{Name: "find_pane_by_position", Annotations: readOnly("Find pane"),
-			Description: "Find the pane at a place in a window: top, left, top-right… or center."}, s.findPaneByPosition),
+			Description: "The pane at a place in a window: top, left, top-right… or center."}, s.findPaneByPosition),
 	}
 }
 

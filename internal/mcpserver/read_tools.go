@@ -17,15 +17,15 @@ func (s *Server) readTools() []toolDef {
 		define(&mcp.Tool{Name: "list_windows", Annotations: readOnly("List windows"),
 			Description: "List windows, of one session or all."}, s.listWindows),
 		define(&mcp.Tool{Name: "list_panes", Annotations: readOnly("List panes"),
-			Description: "List panes with command, path, size and state; isCaller marks the pane tmcp runs in."}, s.listPanes),
+			Description: "List panes with command, path, size and state; isCaller: the pane tmcp runs in."}, s.listPanes),
 		define(&mcp.Tool{Name: "get_server_info", Annotations: readOnly("Server info"),
-			Description: "tmux version, socket, counts, the caller's pane and the safety tier."}, s.getServerInfo),
+			Description: "tmux version, socket, counts, caller's pane, safety tier."}, s.getServerInfo),
 		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly("Pane info"),
-			Description: "One pane's state: command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
+			Description: "A pane's command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
 		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly("Capture pane"),
-			Description: "Read a pane's screen; history: true or a negative startLine reads scrollback. Keeps the last lines."}, s.capturePane),
+			Description: "Read a pane's screen; history: true or a negative startLine reads scrollback."}, s.capturePane),
 		define(&mcp.Tool{Name: "display_message", Annotations: readOnly("Expand a format"),
-			Description: "Expand a tmux format for a pane, window or session. #(), E: and T: are refused."}, s.displayMessage),
+			Description: "Expand a tmux format for a pane, window or session; #(), E: and T: refused."}, s.displayMessage),
 	}
 }
 
@@ -145,10 +145,10 @@ type PaneSummary struct {
 type listPanesIn struct {
 	SessionName string `json:"sessionName,omitempty"`
 	WindowID    string `json:"windowId,omitempty"`
-	Command     string `json:"command,omitempty" jsonschema:"current command, exactly"`
-	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"current directory is this or below"`
+	Command     string `json:"command,omitempty" jsonschema:"exact current command"`
+	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"cwd is this or below"`
 	Dead        *bool  `json:"dead,omitempty" jsonschema:"dead (true) or live"`
-	Active      *bool  `json:"active,omitempty" jsonschema:"active in its window (true) or not"`
+	Active      *bool  `json:"active,omitempty" jsonschema:"active (true) or not"`
 }
 
 type listPanesOut struct {
@@ -280,7 +280,7 @@ func (s *Server) paneDetail(ctx context.Context, p tmux.Pane) PaneDetail {
 
 type capturePaneIn struct {
 	PaneID    string `json:"paneId,omitempty"`
-	History   bool   `json:"history,omitempty" jsonschema:"the whole history too"`
+	History   bool   `json:"history,omitempty" jsonschema:"all history too"`
 	StartLine *int   `json:"startLine,omitempty" jsonschema:"first row; negative: history"`
 	EndLine   *int   `json:"endLine,omitempty" jsonschema:"last row"`
 	Styles    bool   `json:"styles,omitempty" jsonschema:"keep colour escapes"`

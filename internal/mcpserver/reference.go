@@ -70,7 +70,11 @@ func collect(rows *[]string, prefix string, s *jsonschema.Schema) {
 		if required[n] {
 			req = "yes"
 		}
-		*rows = append(*rows, fmt.Sprintf("| `%s%s` | %s | %s | %s |\n", prefix, n, typ, req, strings.ReplaceAll(p.Description, "|", `\|`)))
+		desc := p.Description
+		if p.Default != nil {
+			desc = strings.TrimPrefix(desc+"; default "+string(p.Default), "; ")
+		}
+		*rows = append(*rows, fmt.Sprintf("| `%s%s` | %s | %s | %s |\n", prefix, n, typ, req, strings.ReplaceAll(desc, "|", `\|`)))
 		switch {
 		case typ == "object":
 			collect(rows, prefix+n+".", p)

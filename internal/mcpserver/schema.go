@@ -1,22 +1,32 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // schemaFor derives the JSON schema of a tool's input or output type and
 // trims what costs bytes in every conversation without helping a client:
-// nullable types become plain ones (an absent field already says "none"),
-// and output schemas drop their descriptions, required lists and closed
-// property sets, which describe tmcp's own replies to itself. Input
-// schemas keep additionalProperties: false, so a misspelt argument is an
-// error rather than silently ignored.
+// nullable types become plain ones (an absent field already says "none");
+// in input schemas a boolean described as "default true" or "default
+// false" says so with the default keyword, which the SDK also applies;
+// output schemas keep only the types of a reply's own fields — no
+// descriptions, required lists, closed property sets, nor the fields of
+// nested objects and list items, which describe tmcp's replies to itself
+// (docs/TOOLS.md lists every field). Input schemas keep
+// additionalProperties: false, so a misspelt argument is an error rather
+// than silently ignored.
 func schemaFor[T any](output bool) *jsonschema.Schema {
 	s := fullSchema[T]()
-	compact(s, output)
+	if output {
+		compactOutput(s)
+	} else {
+		compactInput(s)
+	}
 	return s
 }
 
@@ -29,7 +39,8 @@ func fullSchema[T any]() *jsonschema.Schema {
 	return s
 }
 
-func compact(s *jsonschema.Schema, output bool) {
+// notNull makes a nullable type plain.
+func notNull(s *jsonschema.Schema) {
 	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
 		s.Type = s.Types[0]
 		if s.Type == "null" {
@@ -37,13 +48,27 @@ func compact(s *jsonschema.Schema, output bool) {
 		}
 		s.Types = nil
 	}
-	if output {
-		s.Description, s.Required, s.AdditionalProperties = "", nil, nil
+}
+
+func compactInput(s *jsonschema.Schema) {
+	notNull(s)
+	if v, ok := strings.CutPrefix(s.Description, "default "); ok && s.Type == "boolean" && (v == "true" || v == "false") {
+		s.Description, s.Default = "", json.RawMessage(v)
 	}
 	for _, p := range s.Properties {
-		compact(p, output)
+		compactInput(p)
 	}
 	if s.Items != nil {
-		compact(s.Items, output)
+		compactInput(s.Items)
+	}
+}
+
+// compactOutput keeps the type of s and of each of its properties.
+func compactOutput(s *jsonschema.Schema) {
+	notNull(s)
+	s.Description, s.Required, s.AdditionalProperties = "", nil, nil
+	for _, p := range s.Properties {
+		notNull(p)
+		*p = jsonschema.Schema{Type: p.Type}
 	}
 }

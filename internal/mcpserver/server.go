@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -43,6 +44,13 @@ type Server struct {
 	callerLock  chan struct{} // held while the caller's pane is looked for
 	callerKnown bool
 	caller      Caller
+
+	// The tool registry, built on first use and kept, like the SDK's own
+	// tool set; schemas caches the SDK's resolution of its schemas, so an
+	// MCP server made again for the same tools resolves nothing twice.
+	registryOnce sync.Once
+	registry     []toolDef
+	schemas      *mcp.SchemaCache
 }
 
 // New returns a Server for a tmux connection. Close releases its streams.
@@ -51,7 +59,8 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		cfg.Ceiling = wait.DefaultCeiling
 	}
 	hub := pane.NewHub(tc)
-	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg, callerLock: make(chan struct{}, 1)}
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg, callerLock: make(chan struct{}, 1),
+		schemas: mcp.NewSchemaCache()}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}
@@ -80,15 +89,22 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	t.InputSchema = schemaFor[In](false)
 	result := fullSchema[Out]()
 	out := result.CloneSchemas()
-	compact(out, true)
+	compactOutput(out)
 	t.OutputSchema = out
 	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }, result: result,
 		call: invokerFor(t, h)}
 }
 
-// definitions returns every tool tmcp has, whatever the tier; its batch
-// tools run the tools of this same set.
+// definitions returns every tool tmcp has, whatever the tier, built once;
+// callers must not change it.
 func (s *Server) definitions() []toolDef {
+	s.registryOnce.Do(func() { s.registry = s.buildDefinitions() })
+	return s.registry
+}
+
+// buildDefinitions defines every tool; its batch tools run the tools of
+// this same set.
+func (s *Server) buildDefinitions() []toolDef {
 	reg := &batchRegistry{s: s, tools: map[string]toolDef{}}
 	var defs []toolDef
 	defs = append(defs, s.readTools()...)
@@ -114,7 +130,7 @@ func (s *Server) definitions() []toolDef {
 func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
 	feeds := s.newFeeds()
 	m := mcp.NewServer(&mcp.Implementation{Name: "tmcp", Title: "tmux for agents", Version: s.cfg.Version},
-		feeds.options(&mcp.ServerOptions{Instructions: s.Instructions(ctx)}))
+		feeds.options(&mcp.ServerOptions{Instructions: s.Instructions(ctx), SchemaCache: s.schemas}))
 	for _, d := range s.definitions() {
 		if d.tier <= s.cfg.Tier {
 			d.add(m)
@@ -147,10 +163,9 @@ func (s *Server) Tools() []ToolInfo {
 // Instructions is the short text a client hands the model with the tools.
 func (s *Server) Instructions(ctx context.Context) string {
 	var b strings.Builder
-	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted means the only one, refused when there are several. ")
-	b.WriteString("Find panes with list_panes, read them with capture_pane or snapshot_pane, type with send_keys or paste_text. ")
-	b.WriteString("To run a command and get its exit status and output, use run_command (get_job collects a long one); to wait for a pane to print something, wait_for_text; to read only what is new, capture_since with its cursor. ")
-	fmt.Fprintf(&b, "maxLines and maxBytes bound returned text, keeping the last lines; waits are clamped to %gs. ", s.cfg.Ceiling.Seconds())
+	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted: the only one (refused if several). ")
+	b.WriteString("Start with list_panes. run_command returns a command's exit status and output; wait_for_text waits for output; capture_since reads only what is new. ")
+	fmt.Fprintf(&b, "maxLines and maxBytes bound returned text, keeping the last lines. Waits end by %gs; to wait longer, call again with the returned cursor or jobId. ", s.cfg.Ceiling.Seconds())
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
 	if c := s.callerPane(ctx); c.PaneID != "" {
 		fmt.Fprintf(&b, "You run inside pane %s (isCaller): do not type into or kill it. ", c.PaneID)

@@ -27,17 +27,17 @@ var optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[
 func (s *Server) settingTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "show_option", Annotations: readOnly("Show option"),
-			Description: "Read a tmux option of the server, a session, window or pane; no name lists them."}, s.showOption),
+			Description: "Read a tmux option (server, session, window or pane); no name lists them."}, s.showOption),
 		define(&mcp.Tool{Name: "set_option", Annotations: mutating("Set option", true),
-			Description: "Set or unset a tmux option, taken literally; returns the value now in force."}, s.setOption),
+			Description: "Set or unset a tmux option, taken literally; returns the value in force."}, s.setOption),
 		define(&mcp.Tool{Name: "show_environment", Annotations: readOnly("Show environment"),
-			Description: "A session's (or the global) environment for new panes; removed variables flagged."}, s.showEnvironment),
+			Description: "A session's (or the global) environment for new panes."}, s.showEnvironment),
 		define(&mcp.Tool{Name: "set_environment", Annotations: mutating("Set environment", true),
-			Description: "Set or unset a variable in a session's (or the global) environment, for new panes."}, s.setEnvironment),
+			Description: "Set or unset a variable in a session's (or the global) environment for new panes."}, s.setEnvironment),
 		define(&mcp.Tool{Name: "show_hooks", Annotations: readOnly("Show hooks"),
-			Description: "The hooks set on a session (or the global ones) and their commands."}, s.showHooks),
+			Description: "Hooks set on a session (or global) and their commands."}, s.showHooks),
 		define(&mcp.Tool{Name: "pipe_pane", Annotations: mutating("Pipe pane", false),
-			Description: "Pipe a pane's output to a shell command (# and % kept literal); no command stops it."}, s.pipePane),
+			Description: "Pipe a pane's output to a shell command (# and % literal); no command stops it."}, s.pipePane),
 	}
 }
 
@@ -73,7 +73,7 @@ func boundSettings(items []tmux.Setting) settingsOut {
 type showOptionIn struct {
 	Name   string `json:"name,omitempty"`
 	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"session, window or pane id; omitted: global"`
+	Target string `json:"target,omitempty" jsonschema:"id; omitted: global"`
 }
 
 // optionTarget checks an option's scope and target, resolving an omitted
@@ -132,7 +132,7 @@ type setOptionIn struct {
 	Name   string `json:"name"`
 	Value  string `json:"value,omitempty"`
 	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"session, window or pane id; omitted: global"`
+	Target string `json:"target,omitempty" jsonschema:"id; omitted: global"`
 	Unset  bool   `json:"unset,omitempty"`
 }
 

@@ -11,9 +11,10 @@ import (
 	"github.com/tmcp/tmcp/internal/wait"
 )
 
-// Default waits, before the ceiling clamps them.
+// Default waits, before the ceiling clamps them. Each sits under
+// wait.DefaultCeiling, so a call that asks for no timeout is not clamped.
 const (
-	defaultRunTimeout     = 60 * time.Second
+	defaultRunTimeout     = 40 * time.Second
 	defaultWaitTimeout    = 30 * time.Second
 	defaultRunMaxLines    = 500
 	defaultWaitTailLines  = 100
@@ -23,17 +24,17 @@ const (
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
-			Description: "Run a shell command in a pane's shell and return its exit status and exactly its output. Runs as written, in a subshell. Past timeoutSeconds: timedOut and a jobId for get_job."}, s.runCommand),
+			Description: "Run a shell command (as written, in a subshell) in a pane; returns its exit status and exact output. Past timeoutSeconds: timedOut and a jobId; get_job waits for it."}, s.runCommand),
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
-			Description: "A run_command job's status and output; timeoutSeconds waits for it to finish first."}, s.getJob),
+			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
-			Description: "Wait until a pane prints a line matching patterns (stop patterns end it as a failure; none: any output; idleSeconds: quiet). Only output after the call or cursor counts, never old screen text or echoed keys. Returns outcome, line, tail, cursor."}, s.waitForText),
+			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old screen text or echoed keys. To wait longer, call again with the returned cursor."}, s.waitForText),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
-			Description: "Wait until a tmux wait-for channel is signalled (signal_channel, or tmux wait-for -S in a pane)."}, s.waitForChannel),
+			Description: "Wait until a tmux wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
-			Description: "Signal a tmux wait-for channel, waking its waiters."}, s.signalChannel),
+			Description: "Signal a tmux wait-for channel."}, s.signalChannel),
 		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly("Capture since"),
-			Description: "Read only what a pane wrote since a cursor, as lines, plus the next cursor. No cursor: the screen."}, s.captureSince),
+			Description: "Read only what a pane wrote since a cursor, and the next cursor. No cursor: the screen."}, s.captureSince),
 	}
 }
 
@@ -66,9 +67,9 @@ func progressFunc(ctx context.Context, req *mcp.CallToolRequest, total time.Dura
 type runCommandIn struct {
 	Command         string  `json:"command"`
 	PaneID          string  `json:"paneId,omitempty"`
-	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 60"`
+	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 40"`
 	Detach          bool    `json:"detach,omitempty" jsonschema:"return a jobId at once"`
-	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"keep it out of shell history"`
+	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"not in shell history"`
 	MaxLines        int     `json:"maxLines,omitempty"`
 	MaxBytes        int     `json:"maxBytes,omitempty"`
 }
@@ -126,7 +127,7 @@ func orDefault(v, def int) int {
 
 type getJobIn struct {
 	JobID          string  `json:"jobId"`
-	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"wait for it to finish (default 0)"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 0"`
 	MaxLines       int     `json:"maxLines,omitempty"`
 	MaxBytes       int     `json:"maxBytes,omitempty"`
 }
@@ -147,13 +148,13 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in getJob
 
 type waitForTextIn struct {
 	PaneID         string   `json:"paneId,omitempty"`
-	Patterns       []string `json:"patterns,omitempty" jsonschema:"omitted: any new output"`
-	Stop           []string `json:"stop,omitempty" jsonschema:"failure patterns, checked first"`
+	Patterns       []string `json:"patterns,omitempty" jsonschema:"none: any output"`
+	Stop           []string `json:"stop,omitempty" jsonschema:"failure patterns"`
 	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2"`
 	MatchCase      *bool    `json:"matchCase,omitempty" jsonschema:"default true"`
-	IdleSeconds    float64  `json:"idleSeconds,omitempty" jsonschema:"end after this much quiet"`
+	IdleSeconds    float64  `json:"idleSeconds,omitempty" jsonschema:"end after this quiet"`
 	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
-	Cursor         string   `json:"cursor,omitempty" jsonschema:"resume from a returned cursor"`
+	Cursor         string   `json:"cursor,omitempty" jsonschema:"from a returned cursor"`
 	MaxLines       int      `json:"maxLines,omitempty"`
 	MaxBytes       int      `json:"maxBytes,omitempty"`
 }
@@ -238,7 +239,7 @@ func (s *Server) signalChannel(ctx context.Context, _ *mcp.CallToolRequest, in s
 
 type captureSinceIn struct {
 	PaneID   string `json:"paneId,omitempty"`
-	Cursor   string `json:"cursor,omitempty" jsonschema:"a returned cursor; omitted: start now"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"omitted: start now"`
 	MaxLines int    `json:"maxLines,omitempty"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }

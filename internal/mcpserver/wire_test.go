@@ -3,7 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"slices"
+	"io"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,18 +12,25 @@ import (
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
-// listTools connects an in-memory client and returns the tools and the
-// instructions a client is given at tier.
-func listTools(t *testing.T, tier Tier) ([]*mcp.Tool, string) {
+// newTestServer returns a Server at tier on a private tmux server.
+func newTestServer(t *testing.T, tier Tier) *Server {
 	t.Helper()
 	srv := tmuxtest.New(t)
 	tc, err := tmux.New(context.Background(), tmux.Options{SocketPath: srv.Socket})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tc.Close()
+	t.Cleanup(func() { tc.Close() })
 	s := New(tc, Config{Tier: tier, Version: "test"})
-	defer s.Close()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// listTools connects an in-memory client and returns the tools a client
+// is given at tier.
+func listTools(t *testing.T, tier Tier) []*mcp.Tool {
+	t.Helper()
+	s := newTestServer(t, tier)
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.MCPServer(ctx).Connect(ctx, st, nil)
@@ -40,59 +47,109 @@ func listTools(t *testing.T, tier Tier) ([]*mcp.Tool, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Tools, cs.InitializeResult().Instructions
+	return res.Tools
 }
 
+// TestToolsListStaysWithinTheWireBudget measures the server over a byte
+// stream, framed as on stdio, with the function the bench and the
+// end-to-end test use (the latter against the binary).
 func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
-	tools, instructions := listTools(t, DefaultTier)
-	whole, err := json.Marshal(tools)
+	s := newTestServer(t, DefaultTier)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.MCPServer(ctx).Run(ctx, &mcp.IOTransport{Reader: inR, Writer: outW})
+		outW.Close()
+	}()
+	c, err := MeasureWire(inW, outR)
+	inW.Close()
+	cancel()
+	<-done
 	if err != nil {
 		t.Fatal(err)
 	}
-	visible, outputs := len(instructions), 0
-	for _, tool := range tools {
-		in, _ := json.Marshal(tool.InputSchema)
-		out, _ := json.Marshal(tool.OutputSchema)
-		visible += len(tool.Name) + len(tool.Description) + len(in)
-		outputs += len(`,"outputSchema":`) + len(out)
+	t.Logf("%d tools: tools/list %d bytes + instructions %d = %d (budget %d), output schemas %d of it; model-visible %d (budget %d)",
+		c.Tools, c.ToolsList, c.Instructions, c.Whole(), WireBudget, c.OutputSchemas, c.ModelVisible, ModelVisibleBudget)
+	if c.Tools == 0 || c.OutputSchemas == 0 {
+		t.Fatalf("measured %d tools and %d bytes of output schemas; want some of each", c.Tools, c.OutputSchemas)
 	}
-	total := len(whole) + len(instructions)
-	t.Logf("%d tools: tools/list %d bytes + instructions %d = %d (budget %d), of which output schemas %d; model-visible %d (budget %d)",
-		len(tools), len(whole), len(instructions), total, WireBudget, outputs, visible, ModelVisibleBudget)
-	if visible > ModelVisibleBudget {
-		t.Errorf("the model-visible part is %d bytes, over the %d budget", visible, ModelVisibleBudget)
+	if c.ModelVisible > ModelVisibleBudget {
+		t.Errorf("the model-visible part is %d bytes, over the %d budget", c.ModelVisible, ModelVisibleBudget)
 	}
-	switch {
-	case total-outputs > WireBudget:
-		t.Errorf("tools/list plus instructions is %d bytes, over the %d budget even without its %d bytes of output schemas", total, WireBudget, outputs)
-	case total > WireBudget:
-		t.Logf("over the %d budget by %d bytes, less than its %d bytes of output schemas, which are kept", WireBudget, total-WireBudget, outputs)
+	if c.Whole() > WireBudget {
+		t.Errorf("tools/list plus instructions is %d bytes, over the %d budget", c.Whole(), WireBudget)
 	}
-	for _, tool := range tools {
-		if tool.OutputSchema == nil || tool.Annotations == nil {
-			t.Errorf("%s: output schema or annotations missing", tool.Name)
+}
+
+// TestSchemasAreCompactedAsSchemaForSays checks every tool's schemas as a
+// client receives them against what schemaFor promises: input schemas
+// closed and without nullable types; output schemas an object whose
+// fields carry only their type.
+func TestSchemasAreCompactedAsSchemaForSays(t *testing.T) {
+	for _, tool := range listTools(t, Destructive) {
+		var in struct {
+			Type                 string          `json:"type"`
+			AdditionalProperties json.RawMessage `json:"additionalProperties"`
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &in); err != nil || in.Type != "object" || string(in.AdditionalProperties) != "false" {
+			t.Errorf("%s: input schema %s, want a closed object (additionalProperties: false)", tool.Name, b)
+		}
+		if nullable(tool.InputSchema) {
+			t.Errorf("%s: input schema %s has a nullable type", tool.Name, b)
+		}
+		var out struct {
+			Type       string                                `json:"type"`
+			Properties map[string]map[string]json.RawMessage `json:"properties"`
+		}
+		ob, _ := json.Marshal(tool.OutputSchema)
+		if err := json.Unmarshal(ob, &out); err != nil || out.Type != "object" {
+			t.Errorf("%s: output schema %s, want an object", tool.Name, ob)
+			continue
+		}
+		var keys map[string]json.RawMessage
+		_ = json.Unmarshal(ob, &keys)
+		for k := range keys {
+			if k != "type" && k != "properties" {
+				t.Errorf("%s: output schema has %q; want only type and properties", tool.Name, k)
+			}
+		}
+		for name, p := range out.Properties {
+			if len(p) != 1 || p["type"] == nil {
+				t.Errorf("%s: output field %s is %v; want its type alone", tool.Name, name, p)
+			}
 		}
 	}
 }
 
-// TestToolSizesAreListed logs what each tool costs on the wire, largest
-// first, to show where the budget goes (go test -run ToolSizes -v).
-func TestToolSizesAreListed(t *testing.T) {
-	tools, _ := listTools(t, Destructive)
-	type size struct {
-		name                         string
-		whole, desc, in, out, annots int
+// nullable reports whether a schema, decoded as JSON, has a type list.
+func nullable(schema any) bool {
+	b, _ := json.Marshal(schema)
+	var v any
+	_ = json.Unmarshal(b, &v)
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["type"].([]any); ok {
+				return true
+			}
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
 	}
-	var sizes []size
-	for _, tool := range tools {
-		whole, _ := json.Marshal(tool)
-		in, _ := json.Marshal(tool.InputSchema)
-		out, _ := json.Marshal(tool.OutputSchema)
-		annots, _ := json.Marshal(tool.Annotations)
-		sizes = append(sizes, size{tool.Name, len(whole), len(tool.Description), len(in), len(out), len(annots)})
-	}
-	slices.SortFunc(sizes, func(a, b size) int { return b.whole - a.whole })
-	for _, s := range sizes {
-		t.Logf("%-28s whole %5d  description %4d  input %4d  output %4d  annotations %4d", s.name, s.whole, s.desc, s.in, s.out, s.annots)
-	}
+	return walk(v)
 }

@@ -13,15 +13,15 @@ import (
 func (s *Server) writeTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "send_keys", Annotations: mutating("Send keys", false),
-			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name such as C-c is sent as that key."}, s.sendKeys),
+			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name such as C-c is that key."}, s.sendKeys),
 		define(&mcp.Tool{Name: "paste_text", Annotations: mutating("Paste text", false),
 			Description: "Paste exact text into a pane through a buffer; nothing is read as keys."}, s.pasteText),
 		define(&mcp.Tool{Name: "create_session", Annotations: mutating("Create session", false),
-			Description: "Create a detached session; returns its ids and first pane."}, s.createSession),
+			Description: "Create a detached session."}, s.createSession),
 		define(&mcp.Tool{Name: "create_window", Annotations: mutating("Create window", false),
-			Description: "Create a window (not switched to); returns its ids."}, s.createWindow),
+			Description: "Create a window (not switched to)."}, s.createWindow),
 		define(&mcp.Tool{Name: "split_window", Annotations: mutating("Split pane", false),
-			Description: "Split a pane; returns the new pane's ids."}, s.splitWindow),
+			Description: "Split a pane in two."}, s.splitWindow),
 		define(&mcp.Tool{Name: "rename_session", Annotations: mutating("Rename session", true),
 			Description: "Rename a session."}, s.renameSession),
 		define(&mcp.Tool{Name: "rename_window", Annotations: mutating("Rename window", true),
@@ -32,7 +32,7 @@ func (s *Server) writeTools() []toolDef {
 type sendKeysIn struct {
 	PaneID  string `json:"paneId,omitempty"`
 	Keys    string `json:"keys" jsonschema:"text, or one key name (C-c, Up)"`
-	Enter   *bool  `json:"enter,omitempty" jsonschema:"press Enter after (default true)"`
+	Enter   *bool  `json:"enter,omitempty" jsonschema:"default true"`
 	Literal bool   `json:"literal,omitempty" jsonschema:"never a key name"`
 }
 

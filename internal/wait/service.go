@@ -14,8 +14,11 @@ import (
 
 const (
 	// DefaultCeiling bounds every wait unless TMCP_WAIT_MAX_SECONDS says
-	// otherwise; MinCeiling and MaxCeiling bound that setting.
-	DefaultCeiling = 120 * time.Second
+	// otherwise; MinCeiling and MaxCeiling bound that setting. It sits
+	// well under the 60 s after which many clients give up on a call (the
+	// TypeScript SDK's request timeout, Codex's tool timeout), so a wait
+	// answers before its client cancels it.
+	DefaultCeiling = 45 * time.Second
 	MinCeiling     = time.Second
 	MaxCeiling     = time.Hour
 	// progressEvery is how often a wait tells the client it is alive: often
