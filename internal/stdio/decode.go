@@ -30,17 +30,20 @@ func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Response) {
 	if len(line) == 0 {
 		return nil, nil
 	}
-	if !json.Valid(line) {
+	// A message is read without first checking the line is JSON: reading
+	// the probe checks that too, and the check costs a pass only on failure.
+	msg, reply := decodeValue(line)
+	if reply != nil && !reply.ID.IsValid() && !json.Valid(line) {
 		return nil, errorReply(jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: the line is not JSON")
 	}
-	return decodeValue(line)
+	return msg, reply
 }
 
 // decodeValue reads one JSON value that should be a message: a whole line,
-// or one member of a batch.
+// or one member of a batch. It does not tell JSON from what is not.
 func decodeValue(v []byte) (jsonrpc.Message, *jsonrpc.Response) {
 	var p probe
-	if v[0] != '{' || json.Unmarshal(v, &p) != nil {
+	if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &p) != nil {
 		return nil, errorReply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object")
 	}
 	if p.Method == nil && (p.Result != nil || p.Error != nil) {
