@@ -318,3 +318,28 @@ func TestOneSessionOutlivesEveryHostileLine(t *testing.T) {
 	}
 	w.closeAndWait()
 }
+
+func TestHostileLinesDuringAWaitAreAnsweredAndTheWaitStillMatches(t *testing.T) {
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	w := startRawTMCP(t, srv)
+	w.send(`{"jsonrpc":"2.0","id":"wait","method":"tools/call","params":{"name":"wait_for_text","arguments":{"paneId":"` + pane + `","patterns":["WIRE-DONE"],"timeoutSeconds":50}}}`)
+	// sendHostile fails on any reply it did not ask for, the wait's too.
+	for i, c := range hostileLines {
+		w.sendHostile(i, c.line, c.want)
+	}
+	srv.Must("send-keys", "-t", pane, "printf 'WIRE-%s\\n' DONE", "Enter")
+	rep := w.await(`"wait"`)
+	var res struct {
+		IsError           bool `json:"isError"`
+		StructuredContent struct {
+			Outcome string `json:"outcome"`
+			Matched string `json:"matched"`
+		} `json:"structuredContent"`
+	}
+	if rep.Error != nil || json.Unmarshal(rep.Result, &res) != nil || res.IsError ||
+		res.StructuredContent.Outcome != "matched" || res.StructuredContent.Matched != "WIRE-DONE" {
+		t.Errorf("wait_for_text on %s after the hostile lines: got %s, want outcome matched on WIRE-DONE", pane, abbrev(rep.raw))
+	}
+	w.closeAndWait()
+}
