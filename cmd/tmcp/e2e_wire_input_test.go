@@ -208,6 +208,8 @@ var hostileLines = []struct {
 	{"method not a string", `{"jsonrpc":"2.0","id":11,"method":5}`, []wantError{{"11", -32600}}},
 	{"id an object", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, []wantError{{"null", -32600}}},
 	{"id a boolean", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, []wantError{{"null", -32600}}},
+	{"id a fraction", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, []wantError{{"null", -32600}}},
+	{"id null (MCP forbids it)", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, []wantError{{"null", -32600}}},
 	{"neither request nor response", `{"jsonrpc":"2.0","id":12}`, []wantError{{"12", -32600}}},
 	{"an empty batch", `[]`, []wantError{{"null", -32600}}},
 	{"a batch after batching was dropped (2025-06-18)", `[{"jsonrpc":"2.0","id":13,"method":"ping"}]`, []wantError{{"null", -32600}}},

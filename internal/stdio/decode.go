@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -55,8 +56,13 @@ func decodeValue(v []byte) (jsonrpc.Message, *jsonrpc.Response) {
 		return msg, nil
 	}
 	id, idOK := readID(p.ID)
-	if !idOK {
-		return nil, errorReply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: the id is not a string, a number or null")
+	switch {
+	case !idOK:
+		return nil, errorReply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: the id is not a string or an integer")
+	case string(p.ID) == "null":
+		// MCP, unlike JSON-RPC, forbids a null id; the SDK would take
+		// the request for a notification and never answer it.
+		return nil, errorReply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: the id must not be null")
 	}
 	switch {
 	case string(p.Version) != wireVersion:
@@ -73,14 +79,20 @@ func decodeValue(v []byte) (jsonrpc.Message, *jsonrpc.Response) {
 	return msg, nil
 }
 
-// readID reads a request id; ok is false when it is present but neither a
-// string, a number nor null, and so cannot be echoed.
+// readID reads a request id, absent or null being the zero ID; ok is false
+// when it is neither a string nor an integer (MCP's rule), and so cannot be
+// echoed: the SDK would round a fraction to an id the client never sent.
 func readID(raw json.RawMessage) (id jsonrpc.ID, ok bool) {
-	if raw == nil {
+	if raw == nil || string(raw) == "null" {
 		return jsonrpc.ID{}, true
 	}
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		v = s
+	} else if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		v = float64(n)
+	} else {
 		return jsonrpc.ID{}, false
 	}
 	id, err := jsonrpc.MakeID(v)

@@ -43,7 +43,11 @@ func TestDecodeLineReturnsTheMessageOrTheReplyOwed(t *testing.T) {
 		{"version a number", `{"jsonrpc":2,"id":"s","method":"ping"}`, `{"jsonrpc":"2.0","id":"s","error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}`},
 		{"method a number", `{"jsonrpc":"2.0","id":11,"method":5}`, `{"jsonrpc":"2.0","id":11,"error":{"code":-32600,"message":"Invalid Request: the method is not a string"}}`},
 		{"method null", `{"jsonrpc":"2.0","id":11,"method":null}`, `{"jsonrpc":"2.0","id":11,"error":{"code":-32600,"message":"Invalid Request: the method is not a string"}}`},
-		{"id an object", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the id is not a string, a number or null"}}`},
+		{"id an object", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the id is not a string or an integer"}}`},
+		{"id a fraction", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the id is not a string or an integer"}}`},
+		{"id past int64", `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the id is not a string or an integer"}}`},
+		{"id null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the id must not be null"}}`},
+		{"negative id", `{"jsonrpc":"2.0","id":-3,"method":"ping"}`, "request"},
 		{"id and nothing else", `{"jsonrpc":"2.0","id":12}`, `{"jsonrpc":"2.0","id":12,"error":{"code":-32600,"message":"Invalid Request: no method, and no result or error"}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
