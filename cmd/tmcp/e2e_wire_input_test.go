@@ -13,6 +13,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -344,4 +345,24 @@ func TestHostileLinesDuringAWaitAreAnsweredAndTheWaitStillMatches(t *testing.T) 
 		t.Errorf("wait_for_text on %s after the hostile lines: got %s, want outcome matched on WIRE-DONE", pane, abbrev(rep.raw))
 	}
 	w.closeAndWait()
+}
+
+func TestASignalEndsTheSessionCleanlyAfterHostileLines(t *testing.T) {
+	w := startRawTMCP(t, tmuxtest.New(t))
+	for i, c := range hostileLines[:5] {
+		w.sendHostile(i, c.line, c.want)
+	}
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rep, ok := w.next()
+		if !ok {
+			break
+		}
+		t.Errorf("unexpected reply after SIGTERM: %s", abbrev(rep.raw))
+	}
+	if err := w.exitStatus(); err != nil {
+		t.Errorf("tmcp ended with %v on SIGTERM, want a clean exit", err)
+	}
 }
