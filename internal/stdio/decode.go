@@ -10,7 +10,7 @@ import (
 )
 
 // wireVersion is the only JSON-RPC version a message may name.
-const wireVersion = `"2.0"`
+const wireVersion = "2.0"
 
 // probe reads the members that say what kind of message an object is,
 // without judging their values.
@@ -65,7 +65,7 @@ func decodeValue(v []byte) (jsonrpc.Message, *jsonrpc.Response) {
 		return nil, errorReply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: the id must not be null")
 	}
 	switch {
-	case string(p.Version) != wireVersion:
+	case !isVersion(p.Version):
 		return nil, errorReply(id, jsonrpc.CodeInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0"`)
 	case p.Method == nil:
 		return nil, errorReply(id, jsonrpc.CodeInvalidRequest, "Invalid Request: no method, and no result or error")
@@ -77,6 +77,12 @@ func decodeValue(v []byte) (jsonrpc.Message, *jsonrpc.Response) {
 		return nil, errorReply(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: %v", err))
 	}
 	return msg, nil
+}
+
+// isVersion reports whether raw is the string "2.0", however escaped.
+func isVersion(raw json.RawMessage) bool {
+	var v string
+	return json.Unmarshal(raw, &v) == nil && v == wireVersion
 }
 
 // readID reads a request id, absent or null being the zero ID; ok is false
