@@ -147,17 +147,7 @@ func startTMCPSpeaking(t *testing.T, srv *tmuxtest.Server, version string, opts 
 // it. The client is closed, and tmcp with it, when the test ends.
 func launch(t *testing.T, srv *tmuxtest.Server, o launchOptions) *session {
 	t.Helper()
-	cmd := exec.Command(tmcpBinary, append([]string{"-socket-path", srv.Socket}, o.args...)...)
-	var env []string
-	for _, kv := range srv.Env() {
-		if !strings.HasPrefix(kv, "TMCP_") {
-			env = append(env, kv)
-		}
-	}
-	if o.tier != "" {
-		env = append(env, "TMCP_SAFETY="+o.tier)
-	}
-	cmd.Env = append(env, o.env...)
+	cmd := tmcpCommand(srv, o)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, o.client)
@@ -211,6 +201,23 @@ func launch(t *testing.T, srv *tmuxtest.Server, o launchOptions) *session {
 		}
 	})
 	return s
+}
+
+// tmcpCommand is the command that starts tmcp against srv with o's tier,
+// environment and arguments.
+func tmcpCommand(srv *tmuxtest.Server, o launchOptions) *exec.Cmd {
+	cmd := exec.Command(tmcpBinary, append([]string{"-socket-path", srv.Socket}, o.args...)...)
+	var env []string
+	for _, kv := range srv.Env() {
+		if !strings.HasPrefix(kv, "TMCP_") {
+			env = append(env, kv)
+		}
+	}
+	if o.tier != "" {
+		env = append(env, "TMCP_SAFETY="+o.tier)
+	}
+	cmd.Env = append(env, o.env...)
+	return cmd
 }
 
 // pid returns the tmcp process id.

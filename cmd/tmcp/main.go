@@ -18,9 +18,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/tmcp/tmcp/internal/mcpserver"
+	"github.com/tmcp/tmcp/internal/stdio"
 	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
 )
@@ -128,7 +127,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // serve speaks MCP over stdin and stdout until EOF or a signal.
 func serve(ctx context.Context, srv *mcpserver.Server, stdin io.Reader, stdout io.Writer) error {
-	transport := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	// The stdio transport answers any line a client writes instead of
+	// ending the session, as the SDK's would.
+	transport := &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 	err := srv.MCPServer(ctx).Run(ctx, srv.Transport(transport))
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
