@@ -286,10 +286,17 @@ func (f *waitFixture) underway(t *testing.T, pane string) {
 	if pane == "" {
 		return
 	}
-	session := paneFormat(f.srv, pane, "#{session_name}")
+	waitStreamClient(t, f.srv, pane)
+}
+
+// waitStreamClient waits until tmcp has attached a client carrying pane
+// output (one attached with pause-after) to the session of pane.
+func waitStreamClient(t *testing.T, srv *tmuxtest.Server, pane string) {
+	t.Helper()
+	session := paneFormat(srv, pane, "#{session_name}")
 	var clients string
 	if !tmuxtest.WaitFor(settle, func() bool {
-		clients, _ = f.srv.Tmux("list-clients", "-F", "#{client_session} #{client_flags}")
+		clients, _ = srv.Tmux("list-clients", "-F", "#{client_session} #{client_flags}")
 		for _, c := range strings.Split(clients, "\n") {
 			if name, flags, _ := strings.Cut(c, " "); name == session && strings.Contains(flags, "pause-after") {
 				return true
