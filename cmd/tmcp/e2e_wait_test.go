@@ -242,8 +242,8 @@ func (f *waitFixture) tty(pane string) *os.File {
 	return f.ttys[pane]
 }
 
-// forget drops the note of a call written earlier, before a call whose
-// writing underway must see.
+// forget drops the note of a call written earlier, so that underway
+// waits for the next.
 func (f *waitFixture) forget() {
 	select {
 	case <-f.sent:
@@ -266,11 +266,10 @@ func (f *waitFixture) begin(name string, args map[string]any) <-chan callResult 
 // pane, begun to watch it: what the pane writes from then on is output the
 // wait must count. A wait counts from where the pane's stream stood when
 // tmcp read the request or, on a pane not yet streamed, from the screen it
-// reads before attaching the stream. A ping answered after the request
-// was written shows the request read; a client carrying pane output
-// (attached with pause-after) on the pane's session shows the stream
-// attached, and so the screen read. That proves the read only while no
-// other pane of the session is streamed, as in every test here.
+// read before attaching the stream. A ping answered after the request
+// shows the request read; tmcp's client carrying pane output on the pane's
+// session shows the stream attached, so the screen read. (Only while no
+// other pane of that session is streamed, as in every test here.)
 func (f *waitFixture) underway(t *testing.T, pane string) {
 	t.Helper()
 	select {
