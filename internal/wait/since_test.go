@@ -124,7 +124,13 @@ func TestCaptureSinceRefusesOrResetsForeignCursors(t *testing.T) {
 		t.Errorf("a stale cursor: reset %v reason %q screen %d rows", r.Reset, r.Reason, len(r.Screen))
 	}
 	cursor := f.since("").Cursor
+	st, end := f.hub.Stream("%0"), f.hub.Stream("%0").End()
 	f.srv.Must("respawn-pane", "-k", "-t", "%0", "sh")
+	// A cursor with nothing after it is answered without asking tmux: the
+	// respawn shows once the new shell has written (its prompt).
+	if !tmuxtest.WaitFor(5*time.Second, func() bool { closed, _ := st.Closed(); return closed || st.End() > end }) {
+		t.Fatal("the respawned shell of pane %0 wrote nothing")
+	}
 	if r := f.since(cursor); !r.Reset || !strings.Contains(r.Reason, "respawn") && !strings.Contains(r.Reason, "ended") {
 		t.Errorf("after respawn: reset %v reason %q", r.Reset, r.Reason)
 	}
