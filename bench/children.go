@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tmcp/tmcp/internal/tmuxtest"
+	"github.com/tmcp/tmcp/internal/tmuxserver"
 )
 
 // childSampleInterval is how often a childWatcher reads the process table.
@@ -38,7 +38,7 @@ type childWatcher struct {
 
 // watchChildren starts watching pid's children.
 func watchChildren(pid int) (*childWatcher, error) {
-	kids, err := tmuxtest.Children(pid)
+	kids, err := tmuxserver.Children(pid)
 	if err != nil {
 		return nil, fmt.Errorf("reading the children of process %d: %w", pid, err)
 	}
@@ -53,7 +53,7 @@ func watchChildren(pid int) (*childWatcher, error) {
 func (w *childWatcher) loop() {
 	seen := map[int]bool{}
 	look := func() {
-		kids, _ := tmuxtest.Children(w.pid) // a failed read is one missed sample
+		kids, _ := tmuxserver.Children(w.pid) // a failed read is one missed sample
 		for _, k := range kids {
 			if !w.before[k] {
 				seen[k] = true

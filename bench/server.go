@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tmcp/tmcp/internal/tmuxtest"
+	"github.com/tmcp/tmcp/internal/tmuxserver"
 )
 
 const (
@@ -29,9 +29,9 @@ const (
 )
 
 // tmuxServer is the private tmux server the benchmark runs against (see
-// tmuxtest), with the id of its first session's only pane.
+// tmuxserver), with the id of its first session's only pane.
 type tmuxServer struct {
-	*tmuxtest.Server
+	*tmuxserver.Server
 	pane string // like "%0"
 }
 
@@ -40,7 +40,7 @@ type tmuxServer struct {
 // default tier and ceiling unless a measurement says otherwise. Unless it
 // fails, the caller must call Close.
 func startServer(ctx context.Context, dir string) (*tmuxServer, error) {
-	srv, err := tmuxtest.Open(ctx, tmuxtest.Options{Dir: dir, Session: sessionName,
+	srv, err := tmuxserver.Open(ctx, tmuxserver.Options{Dir: dir, Session: sessionName,
 		Width: paneWidth, Height: paneHeight, Timeout: setupTimeout, Unset: []string{"TMCP_*"}})
 	if err != nil {
 		return nil, err

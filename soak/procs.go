@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tmcp/tmcp/internal/tmuxtest"
+	"github.com/tmcp/tmcp/internal/tmuxserver"
 )
 
 // childProcs describes this process's children: the tmux processes tmcp
@@ -26,7 +26,7 @@ type childProcs struct {
 // children reads this process's children from /proc, across all threads.
 func children() (childProcs, error) {
 	var c childProcs
-	kids, err := tmuxtest.Children(os.Getpid())
+	kids, err := tmuxserver.Children(os.Getpid())
 	if err != nil {
 		return c, err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/tmcp/tmcp/internal/tmuxtest"
+	"github.com/tmcp/tmcp/internal/tmuxserver"
 )
 
 const (
@@ -20,10 +20,10 @@ const (
 	setupTimeout = 10 * time.Second
 )
 
-// startServer starts the soak's private tmux server (see tmuxtest) in a new
+// startServer starts the soak's private tmux server (see tmuxserver) in a new
 // temporary directory, its pane shells reading no ENV file and prompting
 // with prompt. Unless it fails, the caller must call Close.
-func startServer(ctx context.Context) (*tmuxtest.Server, error) {
-	return tmuxtest.Open(ctx, tmuxtest.Options{Session: sessionName, Width: serverWidth, Height: serverHeight,
+func startServer(ctx context.Context) (*tmuxserver.Server, error) {
+	return tmuxserver.Open(ctx, tmuxserver.Options{Session: sessionName, Width: serverWidth, Height: serverHeight,
 		Timeout: setupTimeout, Env: []string{"PS1=" + prompt}, Unset: []string{"ENV"}})
 }

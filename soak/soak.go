@@ -16,7 +16,7 @@ import (
 
 	"github.com/tmcp/tmcp/internal/mcpserver"
 	"github.com/tmcp/tmcp/internal/tmux"
-	"github.com/tmcp/tmcp/internal/tmuxtest"
+	"github.com/tmcp/tmcp/internal/tmuxserver"
 )
 
 const (
@@ -85,7 +85,7 @@ func defaultConfig() config {
 // the goroutines driving them.
 type soak struct {
 	cfg   config
-	srv   *tmuxtest.Server
+	srv   *tmuxserver.Server
 	tc    *tmux.Client
 	c     *caller
 	st    *stats
@@ -167,7 +167,7 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 
 	// After a Ctrl-C the teardown must end; if it does not, the server is
 	// removed anyway and the process exits.
-	var srvRef atomic.Pointer[tmuxtest.Server]
+	var srvRef atomic.Pointer[tmuxserver.Server]
 	finished := make(chan struct{})
 	defer close(finished)
 	go func() {

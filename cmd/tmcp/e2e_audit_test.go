@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -101,17 +100,16 @@ func TestAClientThatSetsALogLevelHearsWhyAWaitEnded(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: level, Name: "capture_pane", Arguments: map[string]any{"paneId": "%999"}}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(settle)
-	for time.Now().Before(deadline) {
+	if !tmuxtest.WaitFor(settle, func() bool {
 		mu.Lock()
 		got := strings.Join(logs, "\n")
 		mu.Unlock()
-		if strings.Contains(got, "info wait_for_text: timeout") && strings.Contains(got, "warning capture_pane: error") && strings.Contains(got, "%999") {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+		return strings.Contains(got, "info wait_for_text: timeout") && strings.Contains(got, "warning capture_pane: error") && strings.Contains(got, "%999")
+	}) {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("log messages: %q, want why the wait ended and why the call failed", logs)
 	}
-	t.Fatalf("log messages: %q, want why the wait ended and why the call failed", logs)
 }
 
 func toString(v any) string {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/tmuxserver"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -444,7 +445,7 @@ func exists(path string) bool {
 // children returns the ids of a process's children, sorted; none when it
 // is gone.
 func children(pid int) []int {
-	kids, _ := tmuxtest.Children(pid)
+	kids, _ := tmuxserver.Children(pid)
 	return kids
 }
 

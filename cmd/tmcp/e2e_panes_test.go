@@ -112,7 +112,9 @@ func TestRespawnPaneRestartsTheProcessAndResetsCursors(t *testing.T) {
 			res, err := s.callErr("wait_for_text", map[string]any{"paneId": "%0", "patterns": []string{"never-printed"}, "timeoutSeconds": 15})
 			done <- result{res, err}
 		}()
-		time.Sleep(500 * time.Millisecond) // the wait attaches to the stream
+		// The wait attaches to the stream. Kept a fixed pause: the pane is
+		// streamed already, and nothing outside tmcp shows a wait begun.
+		time.Sleep(500 * time.Millisecond)
 		s.on(t).ok("respawn_pane", map[string]any{"paneId": "%0"}, &out)
 		select {
 		case r := <-done:

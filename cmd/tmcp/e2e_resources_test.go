@@ -287,7 +287,9 @@ func TestPaneSubscriptionSendsCoalescedUpdatesUntilUnsubscribed(t *testing.T) {
 					t.Fatalf("resources/subscribe %s: %v", uri, err)
 				}
 			}
-			time.Sleep(300 * time.Millisecond) // a listen stream is opened asynchronously
+			// A listen stream is opened asynchronously: the feed holds the
+			// pane's stream once tmcp attached a client to carry it.
+			waitStreamClient(t, srv, pane)
 
 			// A build log: 4000 lines in bursts of 100, with small sleeps.
 			const lines = 4000
@@ -295,7 +297,9 @@ func TestPaneSubscriptionSendsCoalescedUpdatesUntilUnsubscribed(t *testing.T) {
 			srv.Must("send-keys", "-t", pane, "i=0; while [ $i -lt 40 ]; do seq 1 100 | sed s/^/log-/; sleep 0.05; i=$((i+1)); done; echo build-done", "Enter")
 			waitScreenFor(t, srv, pane, 30*time.Second, "build-done", func(l []string) bool { return hasLine(l, "build-done") })
 			elapsed := time.Since(start)
-			time.Sleep(600 * time.Millisecond) // the last coalesced update
+			// The point: more than one coalescing interval (250 ms), for
+			// the last update.
+			time.Sleep(600 * time.Millisecond)
 			bound := int(elapsed/(250*time.Millisecond)) + 3
 			t.Logf("%d lines in %v: %d updates for %s, %d for %s", lines, elapsed.Round(time.Millisecond), u.count(content), content, u.count(detail), detail)
 			for _, uri := range []string{content, detail} {
@@ -309,7 +313,10 @@ func TestPaneSubscriptionSendsCoalescedUpdatesUntilUnsubscribed(t *testing.T) {
 					t.Fatalf("resources/unsubscribe %s: %v", uri, err)
 				}
 			}
-			time.Sleep(300 * time.Millisecond) // a listen stream is cancelled asynchronously
+			// The point of both sleeps: an absence. Nothing outside tmcp shows
+			// a listen stream cancelled (asynchronously); then no update may
+			// come in the second after the output.
+			time.Sleep(300 * time.Millisecond)
 			before, beforeDetail := u.count(content), u.count(detail)
 			srv.Must("send-keys", "-t", pane, "seq 1 300; echo after-unsubscribe", "Enter")
 			waitScreen(t, srv, pane, "after-unsubscribe", func(l []string) bool { return hasLine(l, "after-unsubscribe") })

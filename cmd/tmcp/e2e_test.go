@@ -15,8 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -628,6 +630,8 @@ func TestDisplayMessageRunsNoShellCommandUnderAnyTier(t *testing.T) {
 			if !tmuxtest.WaitFor(settle, func() bool { return exists(file("control")) }) {
 				t.Fatalf("tmux never ran the control job: the test cannot see a hole")
 			}
+			// The point: an absence. A job queued earlier may still be
+			// finishing; this long is given to it to show.
 			time.Sleep(300 * time.Millisecond)
 			for _, c := range cases {
 				if exists(file(c.file)) {
@@ -1313,7 +1317,7 @@ func TestAStoppedTmuxFailsCallsByTheDeadlineWhileTmcpKeepsAnswering(t *testing.T
 	}
 	// While both hang on tmux, tmcp still answers what needs no tmux.
 	for _, at := range []time.Duration{100 * time.Millisecond, time.Second, 3 * time.Second} {
-		time.Sleep(time.Until(start.Add(at)))
+		time.Sleep(time.Until(start.Add(at))) // the point: asked at these moments of the stall
 		t0 := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err := s.cs.ListTools(ctx, nil)
@@ -1408,6 +1412,25 @@ func TestAfterTmuxRestartsCallsSucceedAndGoOverControlModeAgain(t *testing.T) {
 	}
 }
 
+// unread returns how many bytes wait, unread, in the pipes the processes
+// have as standard input: a tmux client hands its stdin to the server,
+// so a command to a stopped server stays there.
+func unread(pids []int) int {
+	var n int
+	for _, pid := range pids {
+		in, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/fd/0", os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		var k int32
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, in.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&k))); e == 0 {
+			n += int(k)
+		}
+		in.Close()
+	}
+	return n
+}
+
 func TestTmcpExitsPromptlyWhileTmuxIsStoppedAndLeavesNoProcess(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -1435,8 +1458,11 @@ func TestTmcpExitsPromptlyWhileTmuxIsStoppedAndLeavesNoProcess(t *testing.T) {
 					_, err := s.callErr("list_sessions", nil)
 					inFlight <- err
 				}()
-				// Let the call reach tmux (it cannot be seen from outside).
-				time.Sleep(200 * time.Millisecond)
+				// The call has reached tmux once its command waits in the
+				// input of one of tmcp's tmux clients.
+				if !tmuxtest.WaitFor(settle, func() bool { return unread(descendants(pid)) > 0 }) {
+					t.Fatalf("the call never reached tmux: no command waits in the input of tmcp's tmux clients")
+				}
 			} else {
 				s.fail("list_sessions", nil)
 				inFlight <- nil

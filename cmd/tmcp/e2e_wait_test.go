@@ -213,10 +213,111 @@ func awaitCall(t *testing.T, name string, ch <-chan callResult) callResult {
 	return r
 }
 
-// setUp is how long a test gives tmcp to begin a wait before it makes the
-// pane do what the wait is for. Only cases that need the wait to be
-// underway use it.
-const setUp = 300 * time.Millisecond
+// waitFixture is where a wait test begins: a private tmux server whose
+// main pane shows a shell prompt, and tmcp over stdio on it, its client
+// noting each tools/call it writes.
+type waitFixture struct {
+	t    *testing.T
+	srv  *tmuxtest.Server
+	pane string // the main pane
+	s    *session
+	sent chan time.Time // a tools/call request was written to tmcp
+	ttys map[string]*os.File
+}
+
+func newWaitFixture(t *testing.T) *waitFixture {
+	t.Helper()
+	srv := tmuxtest.New(t)
+	f := &waitFixture{t: t, srv: srv, pane: shellPane(t, srv), sent: make(chan time.Time, 1), ttys: map[string]*os.File{}}
+	f.s = startTMCPWith(t, srv, nil, func(tr mcp.Transport) mcp.Transport { return sentTransport{tr, f.sent} })
+	return f
+}
+
+// tty returns a pane's terminal, open for writing (see openTTY).
+func (f *waitFixture) tty(pane string) *os.File {
+	f.t.Helper()
+	if f.ttys[pane] == nil {
+		f.ttys[pane] = openTTY(f.t, f.srv, pane)
+	}
+	return f.ttys[pane]
+}
+
+// forget drops the note of a call written earlier, so that underway
+// waits for the next.
+func (f *waitFixture) forget() {
+	select {
+	case <-f.sent:
+	default:
+	}
+}
+
+// begin starts a tool call and returns, once tmcp has begun it (see
+// underway), where its result will arrive.
+func (f *waitFixture) begin(name string, args map[string]any) <-chan callResult {
+	f.t.Helper()
+	f.forget()
+	ch := f.s.async(name, args)
+	pane, _ := args["paneId"].(string)
+	f.underway(f.t, pane)
+	return ch
+}
+
+// underway returns once tmcp has read the call just started and, for a
+// pane, begun to watch it: what the pane writes from then on is output the
+// wait must count. A wait counts from where the pane's stream stood when
+// tmcp read the request or, on a pane not yet streamed, from the screen it
+// read before attaching the stream. A ping answered after the request
+// shows the request read; tmcp's client carrying pane output on the pane's
+// session shows the stream attached, so the screen read. (Only while no
+// other pane of that session is streamed, as in every test here.)
+func (f *waitFixture) underway(t *testing.T, pane string) {
+	t.Helper()
+	select {
+	case <-f.sent:
+	case <-time.After(callTimeout):
+		t.Fatalf("the tools/call request was never written")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if err := f.s.cs.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping after a tools/call: %v", err)
+	}
+	if pane == "" {
+		return
+	}
+	waitStreamClient(t, f.srv, pane)
+}
+
+// waitStreamClient waits until tmcp has attached a client carrying pane
+// output (one attached with pause-after) to the session of pane.
+func waitStreamClient(t *testing.T, srv *tmuxtest.Server, pane string) {
+	t.Helper()
+	session := paneFormat(srv, pane, "#{session_name}")
+	var clients string
+	if !tmuxtest.WaitFor(settle, func() bool {
+		clients, _ = srv.Tmux("list-clients", "-F", "#{client_session} #{client_flags}")
+		for _, c := range strings.Split(clients, "\n") {
+			if name, flags, _ := strings.Cut(c, " "); name == session && strings.Contains(flags, "pause-after") {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("tmcp never attached a client to stream pane %s of session %s; clients:\n%s", pane, session, clients)
+	}
+}
+
+// waitWhileWriting calls wait_for_text with args, writes output to the
+// terminal of the pane args name once the wait is underway, and returns
+// the reply.
+func (f *waitFixture) waitWhileWriting(args map[string]any, output string) (waitTextOut, string) {
+	f.t.Helper()
+	pane, _ := args["paneId"].(string)
+	tty := f.tty(pane)
+	ch := f.begin("wait_for_text", args)
+	writeTTY(f.t, tty, output)
+	return decodeText[waitTextOut](f.t, "wait_for_text", awaitCall(f.t, "wait_for_text", ch).res)
+}
 
 // openTTY opens a pane's terminal for writing: what the test writes there
 // is the pane's output, at a moment the test chooses.
@@ -263,9 +364,8 @@ func firstLast(text string) string {
 // exact output and its counts.
 func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	tests := []struct {
 		name, command string
@@ -333,9 +433,8 @@ func TestRunCommandReturnsTheRealExitStatusAndExactlyTheOutput(t *testing.T) {
 
 func TestRunCommandKeepsTheLastLinesOfOutputLongerThanHistory(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	r, text := s.runCmd(map[string]any{"paneId": pane, "command": "seq 1 100000", "timeoutSeconds": 90})
 	if !r.Finished || status(r.ExitStatus) != "0" {
@@ -385,9 +484,8 @@ func TestRunCommandReturnsTheLastLinesWhenHistoryIsAlreadyFull(t *testing.T) {
 
 func TestRunCommandExitReportsItsStatusAndTheShellSurvives(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 	shellPID := paneFormat(srv, pane, "#{pane_pid}")
 
 	r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo before; exit 3", "timeoutSeconds": 15})
@@ -405,8 +503,8 @@ func TestRunCommandExitReportsItsStatusAndTheShellSurvives(t *testing.T) {
 
 func TestRunCommandWorksTypedAheadIntoABrandNewPane(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	s := f.s
 
 	// The call follows create_window at once, whatever the new shell is
 	// doing yet (still tmux's fork, or its login profile running); several
@@ -428,8 +526,8 @@ func TestRunCommandWorksTypedAheadIntoABrandNewPane(t *testing.T) {
 
 func TestRunCommandTypedAheadKeepsOutputThatMovesTheCursorExact(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, s := f.srv, f.s
 	dir := t.TempDir()
 
 	// A shell whose start-up is slow (here: its ENV file waits on a FIFO,
@@ -465,9 +563,8 @@ func TestRunCommandTypedAheadKeepsOutputThatMovesTheCursorExact(t *testing.T) {
 
 func TestRunCommandLeavesOnlyOneTypedLineAndTheOutputOnScreen(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 	srv.Must("send-keys", "-t", pane, `printf '\033[H\033[2J'`, "Enter")
 	waitScreen(t, srv, pane, "a cleared screen", func(l []string) bool {
 		l = trimBlank(l)
@@ -484,9 +581,8 @@ func TestRunCommandLeavesOnlyOneTypedLineAndTheOutputOnScreen(t *testing.T) {
 
 func TestRunCommandWithSuppressHistoryTypesALeadingSpace(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	// typedPrefix returns what precedes the last typed line on its row:
 	// the prompt, and any space tmcp typed before the line.
@@ -521,9 +617,8 @@ func TestRunCommandWithSuppressHistoryTypesALeadingSpace(t *testing.T) {
 
 func TestRunCommandRefusesASecondConcurrentCommandNamingTheFirstJob(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	cmds := []string{"echo A-1; sleep 2; echo A-2", "echo B-1; sleep 2; echo B-2"}
 	var chans []<-chan callResult
@@ -572,9 +667,8 @@ func interruptRun(t *testing.T, s *session, srv *tmuxtest.Server, pane string) (
 
 func TestRunCommandInterruptedByCtrlCReturnsAtOnceWith130(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	r, text, took := interruptRun(t, s, srv, pane)
 	if !r.Finished || r.Running || r.PaneDied || status(r.ExitStatus) != "130" || !strings.HasPrefix(text, "started") {
@@ -590,9 +684,8 @@ func TestRunCommandInterruptedByCtrlCReturnsAtOnceWith130(t *testing.T) {
 
 func TestRunCommandOutputAfterCtrlCIsOnlyWhatTheCommandWrote(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	// The terminal echoes the key as ^C; the command never wrote that.
 	if _, text, _ := interruptRun(t, s, srv, pane); text != "started" {
@@ -648,9 +741,8 @@ func TestRunCommandInAPaneKilledDuringTheRunReturnsPaneDied(t *testing.T) {
 
 func TestRunCommandThatOutlastsItsWaitBecomesAJobForGetJob(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	r, _ := s.runCmd(map[string]any{"paneId": pane, "command": "echo begun; sleep 1.5; echo done", "timeoutSeconds": 0.5})
 	if !r.TimedOut || !r.Running || r.Finished || r.JobID == "" || r.ExitStatus != nil || r.EffectiveTimeoutSeconds != 0.5 {
@@ -687,9 +779,8 @@ func TestRunCommandThatOutlastsItsWaitBecomesAJobForGetJob(t *testing.T) {
 
 func TestRunCommandDetachReturnsTheJobIdAtOnce(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	start := time.Now()
 	r, _ := s.runCmd(map[string]any{"paneId": pane, "command": "sleep 1; echo detached", "detach": true})
@@ -708,8 +799,8 @@ func TestRunCommandDetachReturnsTheJobIdAtOnce(t *testing.T) {
 
 func TestRunCommandRefusesAPaneThatCannotTakeACommand(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, s := f.srv, f.s
 
 	busy := newShellWindow(t, srv)
 	srv.Must("send-keys", "-t", busy, "sleep 30", "Enter")
@@ -763,11 +854,9 @@ func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
 		t.Skip("timing-sensitive: runs in the build without the race detector")
 	}
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	sent := make(chan time.Time, 1)
-	s := startTMCPWith(t, srv, nil, func(tr mcp.Transport) mcp.Transport { return sentTransport{tr, sent} })
+	f := newWaitFixture(t)
+	pane, s, sent := f.pane, f.s, f.sent
+	tty := f.tty(pane)
 
 	trials := 100
 	if testing.Short() {
@@ -789,7 +878,7 @@ func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
 			case <-time.After(callTimeout):
 				t.Fatalf("the wait_for_text request was never written")
 			}
-			time.Sleep(delay)
+			time.Sleep(delay) // the point: the line comes this long after the call
 			writeTTY(t, tty, token+"\r\n")
 			res := awaitCall(t, "wait_for_text", ch)
 			r, text := decodeText[waitTextOut](t, "wait_for_text", res.res)
@@ -847,15 +936,10 @@ func (c sentConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func TestWaitForTextAnchoredRegexMatchesALineEndedByCRLF(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane := f.pane
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"^READY$"}, "regex": true, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "\r\nnot READY yet\r\nREADY\r\nafter\r\n")
-	r, text := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	r, text := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"^READY$"}, "regex": true, "timeoutSeconds": 10}, "\r\nnot READY yet\r\nREADY\r\nafter\r\n")
 	if r.Outcome != "matched" || r.Matched != "READY" || r.Pattern != "^READY$" {
 		t.Errorf("^READY$: outcome %s matched %q pattern %q, want matched %q", r.Outcome, r.Matched, r.Pattern, "READY")
 	}
@@ -867,15 +951,10 @@ func TestWaitForTextAnchoredRegexMatchesALineEndedByCRLF(t *testing.T) {
 
 func TestWaitForTextMatchesColouredWordsAndReturnsNoEscapes(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane := f.pane
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"BUILD OK in 3s"}, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "\r\n\x1b[32mBUILD\x1b[0m \x1b[1;32mOK\x1b[0m in \x1b]8;;http://x\x1b\\3s\x1b]8;;\x1b\\\r\n")
-	r, text := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	r, text := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"BUILD OK in 3s"}, "timeoutSeconds": 10}, "\r\n\x1b[32mBUILD\x1b[0m \x1b[1;32mOK\x1b[0m in \x1b]8;;http://x\x1b\\3s\x1b]8;;\x1b\\\r\n")
 	if r.Outcome != "matched" || r.Matched != "BUILD OK in 3s" {
 		t.Errorf("coloured words: outcome %s matched %q, want matched %q", r.Outcome, r.Matched, "BUILD OK in 3s")
 	}
@@ -887,15 +966,10 @@ func TestWaitForTextMatchesColouredWordsAndReturnsNoEscapes(t *testing.T) {
 
 func TestWaitForTextMatchesAPromptWithoutATrailingNewline(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane := f.pane
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"Password: $"}, "regex": true, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "\r\nPassword: ")
-	r, text := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	r, text := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"Password: $"}, "regex": true, "timeoutSeconds": 10}, "\r\nPassword: ")
 	if r.Outcome != "matched" || r.Matched != "Password: " {
 		t.Errorf("a prompt with no newline: outcome %s matched %q, want matched %q", r.Outcome, r.Matched, "Password: ")
 	}
@@ -904,10 +978,9 @@ func TestWaitForTextMatchesAPromptWithoutATrailingNewline(t *testing.T) {
 
 func TestWaitForTextReportsStaleOnScreenTextAsAlreadyOnScreen(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
+	tty := f.tty(pane)
 
 	writeTTY(t, tty, "\r\nSTALE-TOKEN\r\n")
 	waitScreen(t, srv, pane, "STALE-TOKEN", func(l []string) bool { return hasLine(l, "STALE-TOKEN") })
@@ -923,9 +996,8 @@ func TestWaitForTextReportsStaleOnScreenTextAsAlreadyOnScreen(t *testing.T) {
 
 func TestWaitForTextSkipsTheEchoOfTypedKeys(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "sleep 1; echo MARK"}, nil)
 	r, text := s.waitText(map[string]any{"paneId": pane, "patterns": []string{"MARK"}, "timeoutSeconds": 10})
@@ -940,17 +1012,17 @@ func TestWaitForTextSkipsTheEchoOfTypedKeys(t *testing.T) {
 
 func TestWaitForTextWithIdleSecondsEndsOnceThePaneIsQuiet(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane := f.pane
+	tty := f.tty(pane)
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "idleSeconds": 0.5, "timeoutSeconds": 10})
-	time.Sleep(setUp)
+	ch := f.begin("wait_for_text", map[string]any{"paneId": pane, "idleSeconds": 0.5, "timeoutSeconds": 10})
 	var last time.Time
 	for i := 1; i <= 5; i++ {
 		writeTTY(t, tty, fmt.Sprintf("TICK-%d\r\n", i))
 		last = time.Now()
+		// The point: output 150 ms apart, under the 0.5 s of quiet that
+		// would end the wait.
 		time.Sleep(150 * time.Millisecond)
 	}
 	res := awaitCall(t, "wait_for_text", ch)
@@ -969,15 +1041,10 @@ func TestWaitForTextWithIdleSecondsEndsOnceThePaneIsQuiet(t *testing.T) {
 
 func TestWaitForTextWithoutPatternsEndsOnAnyNewOutput(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane := f.pane
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "anything new\r\n")
-	r, text := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	r, text := f.waitWhileWriting(map[string]any{"paneId": pane, "timeoutSeconds": 10}, "anything new\r\n")
 	if r.Outcome != "output" || r.Matched != "anything new" {
 		t.Errorf("no patterns: outcome %s matched %q, want output %q", r.Outcome, r.Matched, "anything new")
 	}
@@ -986,15 +1053,10 @@ func TestWaitForTextWithoutPatternsEndsOnAnyNewOutput(t *testing.T) {
 
 func TestWaitForTextStopWinsOverASuccessPatternInTheSameChunk(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane := f.pane
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"OK"}, "stop": []string{"FAIL"}, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "\r\nOK\r\nFAIL\r\n")
-	r, text := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	r, text := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"OK"}, "stop": []string{"FAIL"}, "timeoutSeconds": 10}, "\r\nOK\r\nFAIL\r\n")
 	if r.Outcome != "stopped" || r.Matched != "FAIL" || r.Pattern != "FAIL" {
 		t.Errorf("OK then FAIL in one write: outcome %s matched %q pattern %q, want stopped by FAIL", r.Outcome, r.Matched, r.Pattern)
 	}
@@ -1003,15 +1065,10 @@ func TestWaitForTextStopWinsOverASuccessPatternInTheSameChunk(t *testing.T) {
 
 func TestWaitForTextMatchCaseFalseIgnoresCase(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"server listening"}, "matchCase": false, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "\r\nServer LISTENING on :8080\r\n")
-	r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	r, _ := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"server listening"}, "matchCase": false, "timeoutSeconds": 10}, "\r\nServer LISTENING on :8080\r\n")
 	if r.Outcome != "matched" || r.Matched != "Server LISTENING on :8080" {
 		t.Errorf("matchCase false: outcome %s matched %q, want matched", r.Outcome, r.Matched)
 	}
@@ -1023,9 +1080,8 @@ func TestWaitForTextMatchCaseFalseIgnoresCase(t *testing.T) {
 
 func TestWaitForTextReportsAnAlternateScreenProgram(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	// The quotes keep the typed line from reading PAINT.
 	srv.Must("send-keys", "-t", pane, `sleep 0.5; printf '\033[?1049h'; echo PA""INT; sleep 3`, "Enter")
@@ -1041,9 +1097,8 @@ func TestWaitForTextReportsAnAlternateScreenProgram(t *testing.T) {
 
 func TestWaitForTextBegunWhileAFullScreenProgramRunsMatchesAfterItExits(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	// The quotes keep the typed line from reading DONE.
 	srv.Must("send-keys", "-t", pane, `printf '\033[?1049h'; sleep 2; printf '\033[?1049l'; echo DO""NE`, "Enter")
@@ -1056,15 +1111,10 @@ func TestWaitForTextBegunWhileAFullScreenProgramRunsMatchesAfterItExits(t *testi
 
 func TestWaitForTextResumesFromTheReturnedCursor(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"FIRST"}, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "\r\nFIRST\r\nSECOND\r\n")
-	first, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	first, _ := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"FIRST"}, "timeoutSeconds": 10}, "\r\nFIRST\r\nSECOND\r\n")
 	if first.Outcome != "matched" || first.Matched != "FIRST" || first.Cursor == "" {
 		t.Fatalf("wait for FIRST: %+v, want matched with a cursor", first)
 	}
@@ -1081,11 +1131,10 @@ func TestWaitForTextResumesFromTheReturnedCursor(t *testing.T) {
 
 func TestWaitForTextTakesThePaneFromTheCursor(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	srv.Must("split-window", "-d", "-t", pane, "sh")
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
+	f.srv.Must("split-window", "-d", "-t", pane, "sh")
+	tty := f.tty(pane)
 
 	start, _ := s.since(map[string]any{"paneId": pane})
 	writeTTY(t, tty, "\r\nFROM-THE-CURSOR\r\n")
@@ -1101,13 +1150,12 @@ func TestWaitForTextTakesThePaneFromTheCursor(t *testing.T) {
 
 func TestWaitForTextReportsAPaneThatDies(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := newShellWindow(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	// Not the main pane: killing the last pane would end the server.
+	pane := newShellWindow(t, f.srv)
 
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 20})
-	time.Sleep(setUp)
-	srv.Must("kill-pane", "-t", pane)
+	ch := f.begin("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 20})
+	f.srv.Must("kill-pane", "-t", pane)
 	killed := time.Now()
 	res := awaitCall(t, "wait_for_text", ch)
 	r, _ := decodeText[waitTextOut](t, "wait_for_text", res.res)
@@ -1186,9 +1234,8 @@ func TestWaitForChannelTimeoutAboveTheCeilingIsClamped(t *testing.T) {
 
 func TestWaitForTextHonoursAFractionalTimeout(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	start := time.Now()
 	r, text := s.waitText(map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 0.3})
@@ -1259,8 +1306,8 @@ func channelWaiter(t *testing.T, s *session, channel string) int {
 
 func TestWaitForChannelIsWokenBySignalChannel(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	s := f.s
 
 	channel := "build.done:" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	ch := s.async("wait_for_channel", map[string]any{"channel": channel, "timeoutSeconds": 20})
@@ -1282,8 +1329,8 @@ func TestWaitForChannelIsWokenBySignalChannel(t *testing.T) {
 
 func TestWaitForChannelReportsAKilledServerAsServerGone(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, s := f.srv, f.s
 
 	channel := "never-signalled"
 	ch := s.async("wait_for_channel", map[string]any{"channel": channel, "timeoutSeconds": 20})
@@ -1305,8 +1352,8 @@ func TestWaitForChannelReportsAKilledServerAsServerGone(t *testing.T) {
 
 func TestChannelNamesAreValidated(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	s := f.s
 
 	for _, name := range []string{"", "has space", "semi;colon", "new\nline", "#{pane_id}", "#(touch x)", "dollar$", "slash/", strings.Repeat("a", 129), "é"} {
 		for _, tool := range []string{"wait_for_channel", "signal_channel"} {
@@ -1336,10 +1383,9 @@ func TestChannelNamesAreValidated(t *testing.T) {
 
 func TestCaptureSinceWithoutACursorGivesTheScreenAndACursor(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
+	tty := f.tty(pane)
 
 	writeTTY(t, tty, "\r\nON-SCREEN\r\n")
 	waitScreen(t, srv, pane, "ON-SCREEN", func(l []string) bool { return hasLine(l, "ON-SCREEN") })
@@ -1352,10 +1398,9 @@ func TestCaptureSinceWithoutACursorGivesTheScreenAndACursor(t *testing.T) {
 
 func TestCaptureSinceReturnsOnlyWhatIsNewSinceTheCursor(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	tty := openTTY(t, srv, pane)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
+	tty := f.tty(pane)
 
 	writeTTY(t, tty, "\r\nOLD-LINE\r\n")
 	waitScreen(t, srv, pane, "OLD-LINE", func(l []string) bool { return hasLine(l, "OLD-LINE") })
@@ -1398,8 +1443,7 @@ func TestCaptureSinceReturnsOnlyWhatIsNewSinceTheCursor(t *testing.T) {
 func readSince(t *testing.T, s *session, cursor *string, n int) []string {
 	t.Helper()
 	var got []string
-	deadline := time.Now().Add(settle)
-	for len(got) < n {
+	if !tmuxtest.WaitFor(settle, func() bool {
 		r, text := s.since(map[string]any{"cursor": *cursor})
 		if r.MissedBytes != 0 || r.Reset || r.ScreenLines != 0 || r.Truncated {
 			t.Fatalf("capture_since after %d of %d lines: %+v, want lines only, nothing missed", len(got), n, r)
@@ -1408,12 +1452,9 @@ func readSince(t *testing.T, s *session, cursor *string, n int) []string {
 			got = append(got, strings.Split(text, "\n")...)
 		}
 		*cursor = r.Cursor
-		if time.Now().After(deadline) {
-			t.Fatalf("capture_since: %d of %d lines after %v: %q", len(got), n, settle, got)
-		}
-		if len(got) < n {
-			time.Sleep(5 * time.Millisecond)
-		}
+		return len(got) >= n
+	}) {
+		t.Fatalf("capture_since: %d of %d lines after %v: %q", len(got), n, settle, got)
 	}
 	return got
 }
@@ -1468,10 +1509,9 @@ func firstDiff(a, b []string) int {
 
 func TestCaptureSinceRefusesACursorFromAnotherPane(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	a := shellPane(t, srv)
-	b := newShellWindow(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	a, s := f.pane, f.s
+	b := newShellWindow(t, f.srv)
 
 	r, _ := s.since(map[string]any{"paneId": a})
 	msg := s.fail("capture_since", map[string]any{"paneId": b, "cursor": r.Cursor})
@@ -1486,9 +1526,8 @@ func TestCaptureSinceRefusesACursorFromAnotherPane(t *testing.T) {
 
 func TestCaptureSinceRefusesAGarbageCursor(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	r, _ := s.since(map[string]any{"paneId": pane})
 	// The first byte of a cursor is its version: another is not a cursor.
@@ -1506,9 +1545,8 @@ func TestCaptureSinceRefusesAGarbageCursor(t *testing.T) {
 
 func TestCaptureSinceAndWaitForTextNeverSilentlyAcceptACursorPastTheEnd(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	id := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	id, s := f.pane, f.s
 
 	r, _ := s.since(map[string]any{"paneId": id})
 	c, err := panes.ParseCursor(r.Cursor)
@@ -1538,9 +1576,8 @@ func TestCaptureSinceAndWaitForTextNeverSilentlyAcceptACursorPastTheEnd(t *testi
 
 func TestCaptureSinceAfterARespawnAnswersResetWithAReason(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	r, _ := s.since(map[string]any{"paneId": pane})
 	old := paneFormat(srv, pane, "#{pane_pid}")
@@ -1569,9 +1606,8 @@ func TestCaptureSinceAfterARespawnAnswersResetWithAReason(t *testing.T) {
 
 func TestCaptureSinceInAFullScreenProgramGivesTheScreen(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	srv, pane, s := f.srv, f.pane, f.s
 
 	r, _ := s.since(map[string]any{"paneId": pane})
 	srv.Must("send-keys", "-t", pane, `printf '\033[?1049h'; echo PA""INT-FULL; sleep 5`, "Enter")
@@ -1591,9 +1627,8 @@ func TestCaptureSinceInAFullScreenProgramGivesTheScreen(t *testing.T) {
 
 func TestCancelledWaitsReturnPromptlyAndLeaveNoChildProcess(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	f := newWaitFixture(t)
+	pane, s := f.pane, f.s
 
 	// Attach what waits need first, so the control clients are known.
 	s.waitText(map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 0.2})
@@ -1637,16 +1672,13 @@ func TestCancelledWaitsReturnPromptlyAndLeaveNoChildProcess(t *testing.T) {
 		}
 	})
 	t.Run("wait_for_text", func(t *testing.T) {
+		f.forget()
 		cancelled(t, "wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 30}, func() {
-			time.Sleep(setUp)
+			f.underway(t, pane)
 		})
 	})
 	// tmcp still serves waits on the pane.
-	tty := openTTY(t, srv, pane)
-	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"AFTER-CANCEL"}, "timeoutSeconds": 10})
-	time.Sleep(setUp)
-	writeTTY(t, tty, "\r\nAFTER-CANCEL\r\n")
-	if r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res); r.Outcome != "matched" {
+	if r, _ := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"AFTER-CANCEL"}, "timeoutSeconds": 10}, "\r\nAFTER-CANCEL\r\n"); r.Outcome != "matched" {
 		t.Errorf("a wait after the cancelled ones: %+v, want matched", r)
 	}
 }

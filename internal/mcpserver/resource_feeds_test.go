@@ -68,6 +68,8 @@ func TestSubscriptionHoldsThePaneStreamOnlyWhileSubscribed(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs.Close()
+	// The point: an absence. Nothing outside the feeds shows the hang-up
+	// handled; this long is given to a wrong release to show.
 	time.Sleep(100 * time.Millisecond)
 	if s.hub.Stream("%0") == nil {
 		t.Errorf("one of two subscribers hung up, and the stream the other needs was let go")

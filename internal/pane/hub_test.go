@@ -84,7 +84,7 @@ func TestFirstStreamsOfManyPanesAtOnce(t *testing.T) {
 		}) {
 			t.Fatalf("pane %s: %s never arrived", id, token)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the point: time for a second copy to show
 		data, _, _ := s.ReadFrom(0, 0)
 		if n := strings.Count(string(data), token); n != 1 {
 			t.Errorf("pane %s: %s arrived %d times", id, token, n)
@@ -160,7 +160,8 @@ func TestABurstOfLayoutChangesCostsFewListings(t *testing.T) {
 		burst = append(burst, "select-layout", "-t", "main", layout)
 	}
 	srv.Must(burst...)
-	// The listings run after the burst; wait until they stop coming.
+	// The listings run after the burst; wait until they stop coming, which
+	// only time can show: four looks 100 ms apart find the same count.
 	last, quiet := -1, 0
 	for quiet < 4 {
 		time.Sleep(100 * time.Millisecond)

@@ -221,6 +221,7 @@ func TestStreamCloseWakesEveryBlockedWaiter(t *testing.T) {
 func TestStreamEndAtTellsWhereTheStreamEndedThen(t *testing.T) {
 	s := NewStream("%1", 1, 0)
 	before := time.Now()
+	// The sleeps are the point: each write in a time bucket of its own.
 	s.Write([]byte("first"))
 	time.Sleep(2 * writeBucket)
 	between := time.Now()
@@ -251,7 +252,7 @@ func TestStreamEndAtForgetsOldWrites(t *testing.T) {
 	start := time.Now()
 	for range recentWrites + 4 {
 		s.Write([]byte("ab"))
-		time.Sleep(writeBucket + writeBucket/2)
+		time.Sleep(writeBucket + writeBucket/2) // the point: one write per bucket
 	}
 	// The first four writes are forgotten: the answer for a time before
 	// them is the oldest offset remembered, never one past a write after t.

@@ -311,11 +311,15 @@ func TestWatchingAndUnwatchingABusyPaneLeavesTheServerUp(t *testing.T) {
 	c := newClient(t, srv)
 	var got atomic.Int64
 	for i := 0; i < 40; i++ {
+		before := got.Load()
 		stop, err := c.Watch(context.Background(), "%0", "$0", func(ev OutputEvent) { got.Add(int64(len(ev.Data))) })
 		if err != nil {
 			t.Fatalf("watch %d: %v", i, err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		// Unwatched only once output came while watched.
+		if !tmuxtest.WaitFor(3*time.Second, func() bool { return got.Load() > before }) {
+			t.Fatalf("watch %d: no output streamed", i)
+		}
 		stop()
 	}
 	if _, err := srv.Tmux("list-sessions"); err != nil {

@@ -36,6 +36,8 @@ func countAfter(t *testing.T, srv *tmuxtest.Server, commands ...string) func() m
 	}
 	return func() map[string]int {
 		last := read()
+		// Until the counts stop moving, which only time can show: three
+		// looks 50 ms apart find the same.
 		for quiet := 0; quiet < 3; {
 			time.Sleep(50 * time.Millisecond)
 			now := read()
@@ -135,7 +137,9 @@ func TestAnUnwatchedPaneIsMutedAtItsFirstOutput(t *testing.T) {
 	if !tmuxtest.WaitFor(3*time.Second, func() bool { return sibling.Load() > 0 }) {
 		t.Fatal("the unwatched pane's first output never reached the output client")
 	}
-	time.Sleep(300 * time.Millisecond) // output already on its way may still arrive
+	// The point of both sleeps: an absence. Output already on its way may
+	// still arrive in the first; none may in the next 500 ms.
+	time.Sleep(300 * time.Millisecond)
 	settled := sibling.Load()
 	lines := func() string {
 		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}"))

@@ -19,8 +19,7 @@ func TestWaitForTextAtTheEndOfAMillionLines(t *testing.T) {
 	}
 	f := newFixture(t)
 	stamp := filepath.Join(t.TempDir(), "end")
-	ch := f.waitAsync(TextRequest{Patterns: []string{"^MILLION-DONE$"}, Regex: true, Timeout: Timeout{Duration: 60 * time.Second}})
-	time.Sleep(50 * time.Millisecond)
+	ch := f.begin(TextRequest{Patterns: []string{"^MILLION-DONE$"}, Regex: true, Timeout: Timeout{Duration: 60 * time.Second}})
 	cmd := "seq 1 1000000; date +%s.%N > " + stamp + "; echo MILLION-DONE"
 	f.hub.Typed("%0", cmd)
 	if err := f.tc.SendKeys(context.Background(), "%0", false, cmd, "Enter"); err != nil {

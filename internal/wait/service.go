@@ -35,6 +35,10 @@ type Service struct {
 	hub     *pane.Hub
 	ceiling time.Duration
 	jobs    *jobTable
+	// waiting, when tests set it, is called with the pane of each text
+	// wait once its start is taken and it waits for output: the moment
+	// a test may make the pane do what the wait is for.
+	waiting func(paneID string)
 
 	closeOnce sync.Once
 }

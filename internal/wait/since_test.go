@@ -3,11 +3,16 @@ package wait
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmuxserver"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 func (f *fixture) since(cursor string) SinceResult {
@@ -22,17 +27,16 @@ func (f *fixture) since(cursor string) SinceResult {
 // settle waits until the pane's stream has taken in what was written.
 func (f *fixture) settle(want string) {
 	f.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if s := f.hub.Stream("%0"); s != nil {
-			data, _, _ := s.ReadFrom(s.End()-int64(len(want))-64, 0)
-			if strings.Contains(string(data), want) {
-				return
-			}
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		s := f.hub.Stream("%0")
+		if s == nil {
+			return false
 		}
-		time.Sleep(5 * time.Millisecond)
+		data, _, _ := s.ReadFrom(s.End()-int64(len(want))-64, 0)
+		return strings.Contains(string(data), want)
+	}) {
+		f.t.Fatalf("stream never showed %q", want)
 	}
-	f.t.Fatalf("stream never showed %q", want)
 }
 
 func TestCaptureSinceReturnsOnlyNewLines(t *testing.T) {
@@ -120,8 +124,13 @@ func TestCaptureSinceRefusesOrResetsForeignCursors(t *testing.T) {
 		t.Errorf("a stale cursor: reset %v reason %q screen %d rows", r.Reset, r.Reason, len(r.Screen))
 	}
 	cursor := f.since("").Cursor
+	st, end := f.hub.Stream("%0"), f.hub.Stream("%0").End()
 	f.srv.Must("respawn-pane", "-k", "-t", "%0", "sh")
-	time.Sleep(200 * time.Millisecond)
+	// A cursor with nothing after it is answered without asking tmux: the
+	// respawn shows once the new shell has written (its prompt).
+	if !tmuxtest.WaitFor(5*time.Second, func() bool { closed, _ := st.Closed(); return closed || st.End() > end }) {
+		t.Fatal("the respawned shell of pane %0 wrote nothing")
+	}
 	if r := f.since(cursor); !r.Reset || !strings.Contains(r.Reason, "respawn") && !strings.Contains(r.Reason, "ended") {
 		t.Errorf("after respawn: reset %v reason %q", r.Reset, r.Reason)
 	}
@@ -145,10 +154,7 @@ func TestWaitForChannel(t *testing.T) {
 	if err := CheckChannel("bad name!"); err == nil {
 		t.Error("a bad channel name was accepted")
 	}
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		f.srv.Must("wait-for", "-S", "ch1")
-	}()
+	go f.whileWaiting("ch1", func() { _, _ = f.srv.Tmux("wait-for", "-S", "ch1") })
 	r, err := f.s.WaitForChannel(context.Background(), "ch1", Timeout{Duration: 5 * time.Second}, nil)
 	if err != nil || r.Outcome != ChannelSignalled {
 		t.Fatalf("signalled channel: %+v %v", r, err)
@@ -160,12 +166,26 @@ func TestWaitForChannel(t *testing.T) {
 	if got := f.s.Clamp(99999, time.Second); !got.Clamped || got.Duration != 30*time.Second {
 		t.Fatalf("Clamp above the ceiling: %+v", got)
 	}
-	go func() {
-		time.Sleep(200 * time.Millisecond)
-		f.srv.Kill()
-	}()
+	go f.whileWaiting("ch3", f.srv.Kill)
 	r, err = f.s.WaitForChannel(context.Background(), "ch3", Timeout{Duration: 5 * time.Second}, nil)
 	if err != nil || r.Outcome != ChannelServerGone {
 		t.Fatalf("across kill-server: %+v %v, want server_gone", r, err)
 	}
+}
+
+// whileWaiting runs do once this process runs `tmux wait-for channel`, the
+// wait WaitForChannel makes, or after 5 s. It runs on its own goroutine:
+// the test's is in the wait.
+func (f *fixture) whileWaiting(channel string, do func()) {
+	tmuxtest.WaitFor(5*time.Second, func() bool {
+		kids, _ := tmuxserver.Children(os.Getpid())
+		for _, k := range kids {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(k) + "/cmdline")
+			if args := strings.Split(string(cmdline), "\x00"); slices.Contains(args, "wait-for") && slices.Contains(args, channel) {
+				return true
+			}
+		}
+		return false
+	})
+	do()
 }

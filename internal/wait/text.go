@@ -240,6 +240,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		idle = idleTimer.C
 	}
 	defer progress(req.Progress, start)()
+	if s.waiting != nil {
+		s.waiting(req.PaneID)
+	}
 	for {
 		// Checked before more output is taken: a pane that writes faster
 		// than it is read must not hold the wait past its bound.

@@ -58,6 +58,26 @@ func (f *fixture) waitAsync(req TextRequest) <-chan TextResult {
 	return ch
 }
 
+// begin starts a wait and returns its result channel once the wait has
+// taken its start and waits for output: what the pane does from then on
+// is what the wait is for.
+func (f *fixture) begin(req TextRequest) <-chan TextResult {
+	f.t.Helper()
+	select {
+	case <-f.waiting: // a wait begun earlier
+	default:
+	}
+	ch := f.waitAsync(req)
+	select {
+	case <-f.waiting:
+	case r := <-ch:
+		f.t.Fatalf("the wait on %s ended before it waited: outcome %s reason %q", withDefaults(req).PaneID, r.Outcome, r.Reason)
+	case <-time.After(10 * time.Second):
+		f.t.Fatalf("the wait on %s never began to wait", withDefaults(req).PaneID)
+	}
+	return ch
+}
+
 func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
 	if tmuxtest.RaceEnabled {
 		// scripts/test.sh runs this test again without the race detector.
@@ -74,7 +94,7 @@ func TestWaitForTextNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
 		for i := 0; i < trials; i++ {
 			token := fmt.Sprintf("LINE-%v-%d", delay, i)
 			ch := f.waitAsync(TextRequest{Patterns: []string{token}})
-			time.Sleep(delay)
+			time.Sleep(delay) // the point: the line comes this long after the call
 			fmt.Fprintf(tty, "%s\r\n", token)
 			if r := <-ch; r.Outcome != OutcomeMatched || !strings.Contains(r.Matched, token) {
 				misses++
@@ -104,8 +124,7 @@ func TestWaitForTextMatchesDecodedLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch := f.waitAsync(TextRequest{Patterns: []string{tt.pattern}, Regex: tt.regex})
-			time.Sleep(50 * time.Millisecond)
+			ch := f.begin(TextRequest{Patterns: []string{tt.pattern}, Regex: tt.regex})
 			fmt.Fprint(tty, tt.write)
 			r := <-ch
 			if r.Outcome != OutcomeMatched || r.Matched != tt.want {
@@ -133,8 +152,7 @@ func TestWaitForTextIgnoresTextAlreadyOnScreen(t *testing.T) {
 
 func TestWaitForTextSkipsTheEchoOfTypedKeys(t *testing.T) {
 	f := newFixture(t)
-	ch := f.waitAsync(TextRequest{Patterns: []string{"MARK"}})
-	time.Sleep(20 * time.Millisecond)
+	ch := f.begin(TextRequest{Patterns: []string{"MARK"}})
 	keys := "sleep 1; echo MARK"
 	f.hub.Typed("%0", keys)
 	if err := f.tc.SendKeys(context.Background(), "%0", false, keys, "Enter"); err != nil {
@@ -149,8 +167,7 @@ func TestWaitForTextSkipsTheEchoOfTypedKeys(t *testing.T) {
 func TestWaitForTextStopWinsInTheSameChunk(t *testing.T) {
 	f := newFixture(t)
 	tty := f.tty("%0")
-	ch := f.waitAsync(TextRequest{Patterns: []string{"OK"}, Stop: []string{"FAIL"}})
-	time.Sleep(50 * time.Millisecond)
+	ch := f.begin(TextRequest{Patterns: []string{"OK"}, Stop: []string{"FAIL"}})
 	fmt.Fprint(tty, "OK so far\r\nFAIL: broken\r\n")
 	if r := <-ch; r.Outcome != OutcomeStopped || r.Matched != "FAIL: broken" || r.Pattern != "FAIL" {
 		t.Fatalf("outcome %s matched %q pattern %q, want stopped on FAIL", r.Outcome, r.Matched, r.Pattern)
@@ -174,14 +191,15 @@ func TestWaitForTextIdleAndAnyOutput(t *testing.T) {
 	ch := f.waitAsync(TextRequest{Idle: 300 * time.Millisecond})
 	for i := 0; i < 5; i++ {
 		fmt.Fprintf(tty, "tick %d\r\n", i)
+		// The point: output 100 ms apart, under the 300 ms of quiet
+		// that would end the wait.
 		time.Sleep(100 * time.Millisecond)
 	}
 	r := <-ch
 	if r.Outcome != OutcomeIdle || r.Elapsed < 700*time.Millisecond || !strings.Contains(strings.Join(r.Lines, ","), "tick 4") {
 		t.Fatalf("outcome %s after %v lines %q, want idle after the last tick", r.Outcome, r.Elapsed, r.Lines)
 	}
-	ch = f.waitAsync(TextRequest{})
-	time.Sleep(50 * time.Millisecond)
+	ch = f.begin(TextRequest{})
 	fmt.Fprint(tty, "anything\r\n")
 	if r := <-ch; r.Outcome != OutcomeOutput || r.Matched != "anything" {
 		t.Fatalf("outcome %s matched %q, want output", r.Outcome, r.Matched)
@@ -191,8 +209,7 @@ func TestWaitForTextIdleAndAnyOutput(t *testing.T) {
 func TestWaitForTextReportsTheAlternateScreen(t *testing.T) {
 	f := newFixture(t)
 	tty := f.tty("%0")
-	ch := f.waitAsync(TextRequest{Patterns: []string{"PAINT"}, Timeout: Timeout{Duration: 500 * time.Millisecond}})
-	time.Sleep(50 * time.Millisecond)
+	ch := f.begin(TextRequest{Patterns: []string{"PAINT"}, Timeout: Timeout{Duration: 500 * time.Millisecond}})
 	fmt.Fprint(tty, "\x1b[?1049hPAINT\r\n")
 	r := <-ch
 	fmt.Fprint(tty, "\x1b[?1049l")
@@ -204,8 +221,7 @@ func TestWaitForTextReportsTheAlternateScreen(t *testing.T) {
 func TestWaitForTextEndsWhenThePaneDies(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Must("split-window", "-t", "%0", "sh")
-	ch := f.waitAsync(TextRequest{PaneID: "%1", Patterns: []string{"never"}, Timeout: Timeout{Duration: 10 * time.Second}})
-	time.Sleep(100 * time.Millisecond)
+	ch := f.begin(TextRequest{PaneID: "%1", Patterns: []string{"never"}, Timeout: Timeout{Duration: 10 * time.Second}})
 	start := time.Now()
 	f.srv.Must("kill-pane", "-t", "%1")
 	if r := <-ch; r.Outcome != OutcomePaneDied || time.Since(start) > 2*time.Second {
@@ -216,14 +232,12 @@ func TestWaitForTextEndsWhenThePaneDies(t *testing.T) {
 func TestWaitForTextResumesFromACursor(t *testing.T) {
 	f := newFixture(t)
 	tty := f.tty("%0")
-	ch := f.waitAsync(TextRequest{Patterns: []string{"FIRST"}})
-	time.Sleep(50 * time.Millisecond)
+	ch := f.begin(TextRequest{Patterns: []string{"FIRST"}})
 	fmt.Fprint(tty, "FIRST\r\nSECOND\r\n")
 	r := <-ch
 	if r.Outcome != OutcomeMatched {
 		t.Fatalf("first wait: %s", r.Outcome)
 	}
-	time.Sleep(50 * time.Millisecond)
 	r2 := f.waitText(TextRequest{Patterns: []string{"SECOND"}, Cursor: r.Cursor, Timeout: Timeout{Duration: 500 * time.Millisecond}})
 	if r2.Outcome != OutcomeMatched || r2.Matched != "SECOND" {
 		t.Fatalf("resumed wait: outcome %s matched %q, want SECOND from the cursor", r2.Outcome, r2.Matched)
@@ -248,8 +262,7 @@ func TestWaitForTextBegunOnTheAlternateScreenMatchesOnceTheProgramLeavesIt(t *te
 			}) {
 				t.Fatal("the pane never showed the alternate screen")
 			}
-			ch := f.waitAsync(TextRequest{Patterns: []string{"AFTER"}, Timeout: Timeout{Duration: 3 * time.Second}})
-			time.Sleep(100 * time.Millisecond)
+			ch := f.begin(TextRequest{Patterns: []string{"AFTER"}, Timeout: Timeout{Duration: 3 * time.Second}})
 			fmt.Fprint(tty, "\x1b[?1049lAFTER\r\n")
 			if r := <-ch; r.Outcome != OutcomeMatched || r.Matched != "AFTER" || r.AlternateScreen {
 				t.Fatalf("outcome %s matched %q alternateScreen %v (reason %q), want AFTER matched on the main screen", r.Outcome, r.Matched, r.AlternateScreen, r.Reason)
@@ -282,8 +295,7 @@ func TestWaitForTextReturnsInTimeWhenTmuxStalls(t *testing.T) {
 	// tmux before the timeout; 1 s times out while it would still begin.
 	for _, timeout := range []time.Duration{time.Second, 2500 * time.Millisecond} {
 		t.Run(timeout.String(), func(t *testing.T) {
-			ch := f.waitAsync(TextRequest{Patterns: []string{"never printed"}, Timeout: Timeout{Duration: timeout}})
-			time.Sleep(100 * time.Millisecond)
+			ch := f.begin(TextRequest{Patterns: []string{"never printed"}, Timeout: Timeout{Duration: timeout}})
 			f.srv.Stop()
 			defer f.srv.Continue()
 			r := <-ch

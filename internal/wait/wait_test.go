@@ -3,9 +3,11 @@ package wait
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/tmuxserver"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -23,6 +26,8 @@ type fixture struct {
 	tc  *tmux.Client
 	hub *pane.Hub
 	s   *Service
+	// waiting gets the pane of each text wait that is waiting for output.
+	waiting chan string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -35,7 +40,13 @@ func newFixture(t *testing.T) *fixture {
 	hub := pane.NewHub(tc)
 	s := New(tc, hub, 30*time.Second)
 	t.Cleanup(func() { s.Close(); hub.Close(); tc.Close() })
-	f := &fixture{t: t, srv: srv, tc: tc, hub: hub, s: s}
+	f := &fixture{t: t, srv: srv, tc: tc, hub: hub, s: s, waiting: make(chan string, 1)}
+	s.waiting = func(paneID string) {
+		select {
+		case f.waiting <- paneID:
+		default: // nobody is told of a wait begun without begin
+		}
+	}
 	f.waitForPrompt("%0")
 	// As tmcp does at start-up, attach the control client before any call.
 	if _, err := tc.Run(context.Background(), "list-sessions"); err != nil {
@@ -199,7 +210,9 @@ func TestRunCommandInAKilledPaneReturnsPaneDied(t *testing.T) {
 		defer wg.Done()
 		r = f.run("sleep 30", 20*time.Second)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	if !tmuxtest.WaitFor(5*time.Second, func() bool { return f.runs("%0", "sleep") }) {
+		t.Fatal("sleep 30 never ran in pane %0")
+	}
 	start := time.Now()
 	f.srv.Must("kill-pane", "-t", "%0")
 	wg.Wait()
@@ -269,4 +282,22 @@ func FuzzPrintfEncodeRoundTripsThroughSh(f *testing.F) {
 			t.Fatalf("sh decoded %q as %q (%v)", s, out, err)
 		}
 	})
+}
+
+// runs reports whether a process named comm descends from a pane's shell.
+func (f *fixture) runs(id, comm string) bool {
+	pid, err := strconv.Atoi(strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{pane_pid}")))
+	if err != nil {
+		return false
+	}
+	for todo := []int{pid}; len(todo) > 0; {
+		kids, _ := tmuxserver.Children(todo[0])
+		todo = append(todo[1:], kids...)
+		for _, k := range kids {
+			if b, _ := os.ReadFile("/proc/" + strconv.Itoa(k) + "/comm"); strings.TrimSpace(string(b)) == comm {
+				return true
+			}
+		}
+	}
+	return false
 }

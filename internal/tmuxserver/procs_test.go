@@ -1,4 +1,4 @@
-package tmuxtest
+package tmuxserver
 
 import (
 	"os"
