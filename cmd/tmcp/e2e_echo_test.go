@@ -1,11 +1,6 @@
 package main
 
-import (
-	"testing"
-	"time"
-
-	"github.com/tmcp/tmcp/internal/tmuxtest"
-)
+import "testing"
 
 // A wait already running when text is pasted into its pane must take the
 // command's output, not the pane's echo of the pasted line.
@@ -28,13 +23,9 @@ func TestWaitForTextSkipsTheEchoOfPastedText(t *testing.T) {
 	} {
 		t.Run(paste.name, func(t *testing.T) {
 			t.Parallel()
-			srv := tmuxtest.New(t)
-			pane := shellPane(t, srv)
-			s := startTMCP(t, srv, "")
-			ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"PASTED-MARK"}, "timeoutSeconds": 10})
-			// The wait must be underway when the echo comes.
-			time.Sleep(setUp)
-			paste.do(s, pane, "sleep 1; echo PASTED-MARK\n")
+			f := newWaitFixture(t)
+			ch := f.begin("wait_for_text", map[string]any{"paneId": f.pane, "patterns": []string{"PASTED-MARK"}, "timeoutSeconds": 10})
+			paste.do(f.s, f.pane, "sleep 1; echo PASTED-MARK\n")
 			r, text := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
 			if r.Outcome != "matched" || r.Matched != "PASTED-MARK" {
 				t.Errorf("%s: outcome %s matched %q, want the output line PASTED-MARK, not the echo", paste.name, r.Outcome, r.Matched)
