@@ -40,7 +40,9 @@ var errGaveUp = &gaveUp{}
 
 type gaveUp struct{}
 
-func (*gaveUp) Error() string { return "the client gave up: no progress within " + clientPatience.String() }
+func (*gaveUp) Error() string {
+	return "the client gave up: no progress within " + clientPatience.String()
+}
 
 // progressLog routes progress notifications to whoever watches their token.
 type progressLog struct {
