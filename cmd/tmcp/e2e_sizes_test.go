@@ -23,6 +23,9 @@ const (
 // lineEnd ends every bigLine: a pattern at the very end of the line.
 const lineEnd = "<THE-END>"
 
+// matchedBytes bounds wait_for_text's matched field.
+const matchedBytes = 512
+
 // bigLine returns n bytes of printable ASCII naming their own offsets
 // ("0000000.0000008." ...) and ending in lineEnd, so that a cut, a split or
 // a loss anywhere shows in a comparison.
@@ -169,22 +172,23 @@ func TestWaitForTextMatchesAtTheEndOfALongLineAndReturnsItWhole(t *testing.T) {
 				if r.Outcome != "matched" {
 					t.Fatalf("wait_for_text for %q at the end of %s: outcome %s (%s), want matched", lineEnd, tc.name, r.Outcome, r.Reason)
 				}
-				if bound >= len(tc.line) {
-					if r.Matched != tc.line {
-						t.Errorf("wait_for_text matched %s, want the whole line", describe(r.Matched))
-					}
-					// The line is in the tail once its newline came.
-					if len(tail) > 0 && tail[len(tail)-1] != tc.line {
-						t.Errorf("wait_for_text tail ends with %s, want the whole line", describe(tail[len(tail)-1]))
+				// matched is the line up to the match, within 512 bytes;
+				// the tail carries the line.
+				if want := tc.line[len(tc.line)-matchedBytes:]; r.Matched != want {
+					t.Errorf("wait_for_text matched %s, want the line's last %d bytes", describe(r.Matched), matchedBytes)
+				}
+				if len(tail) == 0 {
+					t.Fatalf("wait_for_text: no tail, want the line")
+				}
+				if bound < len(tc.line) {
+					checkTail(t, "wait_for_text tail", tail[len(tail)-1], tc.line, bound)
+					if !r.Truncated || r.DroppedBytes < len(tc.line)-bound {
+						t.Errorf("wait_for_text within maxBytes %d: %+v, want the truncation stated", bound, r)
 					}
 					return
 				}
-				checkTail(t, "wait_for_text matched", r.Matched, tc.line, bound)
-				if !r.Truncated {
-					t.Errorf("wait_for_text within maxBytes %d: %+v, want the truncation stated", bound, r)
-				}
-				if len(tail) > 0 {
-					checkTail(t, "wait_for_text tail", tail[len(tail)-1], tc.line, bound)
+				if tail[len(tail)-1] != tc.line || r.Truncated {
+					t.Errorf("wait_for_text tail ends with %s (%+v), want the whole line, not truncated", describe(tail[len(tail)-1]), r)
 				}
 			})
 		}

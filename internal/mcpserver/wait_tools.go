@@ -160,7 +160,7 @@ type waitForTextIn struct {
 
 type waitForTextOut struct {
 	Outcome         string `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, output_lost or cancelled"`
-	Matched         string `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait"`
+	Matched         string `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait (to 512 bytes)"`
 	Pattern         string `json:"pattern,omitempty"`
 	Cursor          string `json:"cursor" jsonschema:"pass to the next wait_for_text or capture_since"`
 	AlreadyOnScreen bool   `json:"alreadyOnScreen,omitempty" jsonschema:"a pattern matched text already on screen before the wait (not counted)"`

@@ -10,7 +10,9 @@ const (
 	// MaxLineLen bounds a line, in characters. A longer line is emitted in
 	// pieces of this length, each marked Cut, so nothing is dropped and a
 	// program that never writes a newline cannot grow memory without end.
-	MaxLineLen = 64 << 10
+	// It is no less than the largest reply (1 MiB, and a character is at
+	// least a byte), so a line a reply can carry is never cut.
+	MaxLineLen = 1 << 20
 	// MaxSequenceLen bounds what is kept of one escape sequence (CSI
 	// parameters, OSC payload). A longer sequence still runs to its
 	// terminator, as on the terminal, but has no effect and no event.

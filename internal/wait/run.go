@@ -300,7 +300,7 @@ func (r *reader) consume(data []byte) (finished bool) {
 		}
 		switch ev.Kind {
 		case pane.EventLine:
-			r.j.add(ev.Text)
+			r.j.addPiece(ev.Text, ev.Cut)
 		case pane.EventOSC:
 			fields := strings.Split(ev.Text, ";")
 			if r.marker(ev) != "D" || len(fields) != 4 {
@@ -334,10 +334,13 @@ func (r *reader) marker(ev pane.Event) string {
 	return fields[1]
 }
 
-func (j *job) add(line string) {
+func (j *job) add(line string) { j.addPiece(line, false) }
+
+// addPiece records a line of output, or a piece of one that goes on (more).
+func (j *job) addPiece(line string, more bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.tail.Add(line)
+	j.tail.AddPiece(line, more)
 }
 
 // end records how the job ended, once.
