@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tmcp/tmcp/internal/mcpserver"
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -250,4 +253,108 @@ type capturePaneResult struct {
 	PaneID string `json:"paneId"`
 	Lines  int    `json:"lines"`
 	truncation
+}
+
+// TestCaptureSinceCountsExactlyTheBytesTheRingNoLongerHolds: output
+// written after a cursor that outruns the stream's byte ring comes back as
+// its last bytes, with missedBytes saying exactly how many came before.
+func TestCaptureSinceCountsExactlyTheBytesTheRingNoLongerHolds(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	id := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+	start, _ := s.since(map[string]any{"paneId": id})
+
+	const lines = 3 * pane.DefaultRingSize / 100
+	row := strings.Repeat("r", 98) // 100 bytes a row once the terminal writes "\n" as "\r\n"
+	out := strings.Repeat(row+"\n", lines) + "LAST\n"
+	writeTTY(t, openTTY(t, srv, id), out)
+	delivered := lines*100 + len("LAST\r\n")
+
+	var r sinceLossOut
+	var text string
+	if !tmuxtest.WaitFor(20*time.Second, func() bool {
+		r, text = s.sinceLoss(map[string]any{"cursor": start.Cursor, "maxLines": 2})
+		return strings.HasSuffix(text, "\nLAST")
+	}) {
+		t.Fatalf("capture_since on %s never ended with LAST: %+v %s", id, r, describe(text))
+	}
+	if want := int64(delivered - pane.DefaultRingSize); r.MissedBytes != want {
+		t.Errorf("capture_since after %d bytes through a ring of %d: missedBytes %d, want %d", delivered, pane.DefaultRingSize, r.MissedBytes, want)
+	}
+	if text != row+"\nLAST" || !r.Truncated || r.OutputLost {
+		t.Errorf("capture_since within 2 lines: %+v %s, want the last row and LAST, truncated, no output lost by tmux", r, describe(text))
+	}
+}
+
+// TestLossIsReportedEndToEnd stops tmcp while a job floods its pane, long
+// enough for tmux to pause the pane's output to it (pause-after): tmux
+// drops what the pane writes meanwhile. The job and capture_since say so.
+func TestLossIsReportedEndToEnd(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	id := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+	start, _ := s.since(map[string]any{"paneId": id})
+
+	stop := filepath.Join(t.TempDir(), "stop")
+	flood := fmt.Sprintf("while [ ! -e %s ]; do seq 1 10000; done; echo FLOOD-OVER", stop)
+	r, _ := s.runCmd(map[string]any{"paneId": id, "command": flood, "timeoutSeconds": 0.5})
+	if !r.Running || r.JobID == "" {
+		t.Fatalf("run_command of a flood for 0.5s: %+v, want a running job", r)
+	}
+	if err := syscall.Kill(s.pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cont := func() { _ = syscall.Kill(s.pid(), syscall.SIGCONT) }
+	t.Cleanup(cont)
+	// tmux pauses a pane only once its output has waited pause-after
+	// (10 s for tmcp's clients) unread, and the pane writes again: the
+	// stop must outlast it.
+	time.Sleep(tmuxPauseAfter + 2*time.Second)
+	cont()
+
+	var j jobOut
+	if !tmuxtest.WaitFor(20*time.Second, func() bool {
+		j, _ = s.getJob(map[string]any{"jobId": r.JobID})
+		return j.OutputLost
+	}) {
+		t.Fatalf("get_job after tmcp was stopped for %v during a flood: %+v, want outputLost", tmuxPauseAfter+2*time.Second, j)
+	}
+	// The flood goes on past the ring, so capture_since from before it
+	// misses bytes too, and counts them.
+	if !tmuxtest.WaitFor(30*time.Second, func() bool {
+		j, _ = s.getJob(map[string]any{"jobId": r.JobID})
+		return j.TotalBytes > pane.DefaultRingSize*5/4
+	}) {
+		t.Fatalf("get_job: %+v, want the flood past %d bytes", j, pane.DefaultRingSize*5/4)
+	}
+	if err := os.WriteFile(stop, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, text := s.getJob(map[string]any{"jobId": r.JobID, "timeoutSeconds": 20, "maxLines": 1})
+	if !j.Finished || !j.OutputLost || text != "FLOOD-OVER" {
+		t.Errorf("get_job once the flood ended: %+v %s, want finished with FLOOD-OVER, outputLost", j, describe(text))
+	}
+	since, _ := s.sinceLoss(map[string]any{"cursor": start.Cursor, "maxLines": 1})
+	if !since.OutputLost || since.MissedBytes <= 0 {
+		t.Errorf("capture_since from before the flood: %+v, want outputLost and the bytes the ring no longer holds", since)
+	}
+	t.Logf("lost: job %+v; capture_since missedBytes %d", j, since.MissedBytes)
+}
+
+// tmuxPauseAfter is how long tmux lets a pane's output wait for tmcp
+// before it pauses the pane and drops what follows.
+const tmuxPauseAfter = tmux.PauseAfterSeconds * time.Second
+
+// sinceLossOut is capture_since's fields with the loss tmux reported.
+type sinceLossOut struct {
+	sinceOut
+	OutputLost bool `json:"outputLost"`
+}
+
+// sinceLoss calls capture_since, which must succeed.
+func (s *session) sinceLoss(args map[string]any) (sinceLossOut, string) {
+	s.t.Helper()
+	return decodeText[sinceLossOut](s.t, "capture_since", s.call("capture_since", args))
 }

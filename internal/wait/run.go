@@ -242,16 +242,19 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	defer liveness.Stop()
 	for {
 		changed := stream.Changed()
-		if data := f.take(); len(data) > 0 {
-			if r.consume(data) {
-				return
-			}
-			continue
-		}
+		data := f.take()
+		// Checked after the take, so a loss before any byte taken is seen
+		// even when the output runs on to the job's end.
 		if stream.LostBytes() > lostAtStart {
 			j.mu.Lock()
 			j.lost = true
 			j.mu.Unlock()
+		}
+		if len(data) > 0 {
+			if r.consume(data) {
+				return
+			}
+			continue
 		}
 		if closed, reason := stream.Closed(); closed {
 			j.end(true, 0, reason)

@@ -16,6 +16,7 @@ type SinceResult struct {
 	Screen          []string // the screen, when there is no cursor, it was reset, or a full-screen program runs
 	Cursor          string
 	MissedBytes     int64 // bytes past the cursor the stream no longer held
+	OutputLost      bool  // tmux dropped output past the cursor (it does not say how much)
 	Reset           bool
 	Reason          string
 	AlternateScreen bool
@@ -72,7 +73,7 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 			lineEnd = ev.Offset
 		}
 	})
-	r := SinceResult{MissedBytes: missed}
+	r := SinceResult{MissedBytes: missed, OutputLost: stream.LostAfter(c.Offset)}
 	r.Lines, r.Partial, r.Truncation = boundWithPartial(tail, dec.Partial(), maxLines, maxBytes)
 	// Continue from the end of the last whole line, so the unfinished one
 	// comes back whole once it is finished.
