@@ -340,7 +340,7 @@ func TestLossIsReportedEndToEnd(t *testing.T) {
 	if !since.OutputLost || since.MissedBytes <= 0 {
 		t.Errorf("capture_since from before the flood: %+v, want outputLost and the bytes the ring no longer holds", since)
 	}
-	t.Logf("lost: job %+v; capture_since missedBytes %d", j, since.MissedBytes)
+	t.Logf("lost: job %+v; capture_since %+v", j, since)
 }
 
 // tmuxPauseAfter is how long tmux lets a pane's output wait for tmcp
