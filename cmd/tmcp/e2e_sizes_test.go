@@ -13,6 +13,7 @@ import (
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
+	"github.com/tmcp/tmcp/internal/wait"
 )
 
 // Sizes of the output that must come back whole: a line of 1 MB, and
@@ -27,7 +28,7 @@ const (
 const lineEnd = "<THE-END>"
 
 // matchedBytes bounds wait_for_text's matched field.
-const matchedBytes = 512
+const matchedBytes = wait.MaxMatchedBytes
 
 // bigLine returns n bytes of printable ASCII naming their own offsets
 // ("0000000.0000008." ...) and ending in lineEnd, so that a cut, a split or

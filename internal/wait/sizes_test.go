@@ -41,8 +41,8 @@ func TestAWaitMatchesAcrossTheBoundsOfWhatItJudgesAtOnce(t *testing.T) {
 				t.Fatalf("%d bytes with %q in line of %d bytes: no match", len(tt.out), tt.pattern, len(tt.line))
 			}
 			if w.res.Outcome != OutcomeMatched || !strings.HasSuffix(tt.line[:strings.Index(tt.line, tt.pattern)+len(tt.pattern)], w.res.Matched) ||
-				len(w.res.Matched) != min(len(tt.line), maxMatchedBytes) {
-				t.Errorf("outcome %s matched %d bytes %.40q, want matched, the line's %d bytes up to the match", w.res.Outcome, len(w.res.Matched), w.res.Matched, maxMatchedBytes)
+				len(w.res.Matched) != min(len(tt.line), MaxMatchedBytes) {
+				t.Errorf("outcome %s matched %d bytes %.40q, want matched, the line's %d bytes up to the match", w.res.Outcome, len(w.res.Matched), w.res.Matched, MaxMatchedBytes)
 			}
 			if w.unfinished != "" {
 				w.tail.Add(w.unfinished)
@@ -64,14 +64,14 @@ func TestExcerptBoundsTheMatchedLineAroundTheMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	re := m.patterns[0]
-	pad := strings.Repeat("-", 2*maxMatchedBytes)
+	pad := strings.Repeat("-", 2*MaxMatchedBytes)
 	tests := []struct {
 		name, line, want string
 	}{
 		{"a short line is whole", "a HERE b", "a HERE b"},
-		{"a match late in a long line: the bytes up to its end", pad + "HERE" + pad, pad[len(pad)-maxMatchedBytes+4:] + "HERE"},
-		{"a match early in a long line: the line's start", "HERE" + pad, "HERE" + pad[:maxMatchedBytes-4]},
-		{"never inside a character", "é" + strings.Repeat("é", maxMatchedBytes) + "HERE", strings.Repeat("é", (maxMatchedBytes-4)/2) + "HERE"},
+		{"a match late in a long line: the bytes up to its end", pad + "HERE" + pad, pad[len(pad)-MaxMatchedBytes+4:] + "HERE"},
+		{"a match early in a long line: the line's start", "HERE" + pad, "HERE" + pad[:MaxMatchedBytes-4]},
+		{"never inside a character", "é" + strings.Repeat("é", MaxMatchedBytes) + "HERE", strings.Repeat("é", (MaxMatchedBytes-4)/2) + "HERE"},
 	}
 	for _, tt := range tests {
 		if got := excerpt(tt.line, re); got != tt.want {

@@ -16,10 +16,10 @@ import (
 // success patterns within one piece.
 const maxChunk = 64 << 10
 
-// maxMatchedBytes bounds the line reported as matched: a longer line is
+// MaxMatchedBytes bounds the line reported as matched: a longer line is
 // reported by its bytes up to the end of the match, and comes whole in
 // the output tail.
-const maxMatchedBytes = 512
+const MaxMatchedBytes = 512
 
 // screenGrace is how long past its timeout a wait that ended unmatched may
 // spend reading the screen it reports: a stalled tmux must not hold the
@@ -90,7 +90,7 @@ type TextRequest struct {
 // TextResult says why a wait ended and what the pane wrote meanwhile.
 type TextResult struct {
 	Outcome         string
-	Matched         string // the line that matched or stopped the wait, to maxMatchedBytes
+	Matched         string // the line that matched or stopped the wait, to MaxMatchedBytes
 	Pattern         string // the pattern that matched it
 	Lines           []string
 	Truncation      pane.Truncation
@@ -392,22 +392,22 @@ func (w *textWait) judge(lines []string, ends []int64) int {
 	return -1
 }
 
-// excerpt bounds a deciding line to maxMatchedBytes ending where re first
+// excerpt bounds a deciding line to MaxMatchedBytes ending where re first
 // matches it (the line's end for no re), or its start when that is sooner.
 func excerpt(line string, re *regexp.Regexp) string {
-	if len(line) <= maxMatchedBytes {
+	if len(line) <= MaxMatchedBytes {
 		return line
 	}
 	end := len(line)
 	if re != nil {
 		if loc := re.FindStringIndex(line); loc != nil {
-			end = max(loc[1], maxMatchedBytes)
+			end = max(loc[1], MaxMatchedBytes)
 		}
 	}
 	for end < len(line) && !utf8.RuneStart(line[end]) {
 		end++
 	}
-	start := end - maxMatchedBytes
+	start := end - MaxMatchedBytes
 	for start < end && !utf8.RuneStart(line[start]) {
 		start++
 	}
