@@ -161,7 +161,7 @@ type waitForTextIn struct {
 
 type waitForTextOut struct {
 	Outcome         string `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, output_lost or cancelled"`
-	Matched         string `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait"`
+	Matched         string `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait (to 512 bytes)"`
 	Pattern         string `json:"pattern,omitempty"`
 	Cursor          string `json:"cursor" jsonschema:"pass to the next wait_for_text or capture_since"`
 	AlreadyOnScreen bool   `json:"alreadyOnScreen,omitempty" jsonschema:"a pattern matched text already on screen before the wait (not counted)"`
@@ -250,6 +250,7 @@ type captureSinceOut struct {
 	Partial         string `json:"partial,omitempty" jsonschema:"the unfinished last line (a prompt); returned again once finished"`
 	ScreenLines     int    `json:"screenLines,omitempty" jsonschema:"screen rows sent instead of lines: no cursor, a reset, or a full-screen program"`
 	MissedBytes     int64  `json:"missedBytes,omitempty" jsonschema:"bytes after the cursor no longer held"`
+	OutputLost      bool   `json:"outputLost,omitempty" jsonschema:"tmux dropped some output"`
 	Reset           bool   `json:"reset,omitempty"`
 	Reason          string `json:"reason,omitempty"`
 	AlternateScreen bool   `json:"alternateScreen,omitempty"`
@@ -270,7 +271,7 @@ func (s *Server) captureSince(ctx context.Context, _ *mcp.CallToolRequest, in ca
 		return nil, captureSinceOut{}, explain("reading pane "+orAll(id)+" since the cursor", err)
 	}
 	out := captureSinceOut{Cursor: r.Cursor, Lines: len(r.Lines), Partial: r.Partial, ScreenLines: len(r.Screen),
-		MissedBytes: r.MissedBytes, Reset: r.Reset, Reason: r.Reason, AlternateScreen: r.AlternateScreen, Truncation: r.Truncation}
+		MissedBytes: r.MissedBytes, OutputLost: r.OutputLost, Reset: r.Reset, Reason: r.Reason, AlternateScreen: r.AlternateScreen, Truncation: r.Truncation}
 	text := strings.Join(r.Lines, "\n")
 	if len(r.Screen) > 0 {
 		text = strings.Join(r.Screen, "\n")

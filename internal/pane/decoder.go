@@ -10,7 +10,9 @@ const (
 	// MaxLineLen bounds a line, in characters. A longer line is emitted in
 	// pieces of this length, each marked Cut, so nothing is dropped and a
 	// program that never writes a newline cannot grow memory without end.
-	MaxLineLen = 64 << 10
+	// It is no less than the largest reply (1 MiB, and a character is at
+	// least a byte), so a line a reply can carry is never cut.
+	MaxLineLen = 1 << 20
 	// MaxSequenceLen bounds what is kept of one escape sequence (CSI
 	// parameters, OSC payload). A longer sequence still runs to its
 	// terminator, as on the terminal, but has no effect and no event.
@@ -138,7 +140,7 @@ func (d *Decoder) AltScreen() bool { return d.alt }
 // Partial returns the line being written, which has no newline yet (a
 // prompt, for instance). It may be called from within emit to learn the
 // line at the moment of an event.
-func (d *Decoder) Partial() string { return d.line.String() }
+func (d *Decoder) Partial() string { return d.line.grown() }
 
 // Decode consumes p and calls emit, in order, for each event it completes.
 func (d *Decoder) Decode(p []byte, emit func(Event)) {
@@ -414,12 +416,17 @@ func (d *Decoder) emitLine(cut bool, emit func(Event)) {
 // An erased cell holds 0, which no character written can be.
 type line struct {
 	cells []rune
-	col   int // where the next character goes; never past len(cells)
-	blank int // never past len(cells)
+	col   int              // where the next character goes; never past len(cells)
+	blank int              // never past len(cells)
+	shown *strings.Builder // what grown returned last, for cells[:clean]
+	clean int              // cells[:clean] are unchanged since
 }
 
 // put writes r at the cursor and reports whether the line is now full.
 func (l *line) put(r rune) (full bool) {
+	if l.col < l.clean {
+		l.clean = 0
+	}
 	if l.col < l.blank {
 		clear(l.cells[l.col+1 : l.blank])
 		l.blank = l.col
@@ -436,6 +443,9 @@ func (l *line) put(r rune) (full bool) {
 // erase applies erase in line: 0 from the cursor to the end, 1 from the
 // start through the cursor, 2 the whole line. The cursor does not move.
 func (l *line) erase(mode int) {
+	if mode != 0 || l.col < l.clean {
+		l.clean = 0 // a changed cell, or a blanked start shown as spaces
+	}
 	switch mode {
 	case 0:
 		l.cells = l.cells[:l.col]
@@ -452,25 +462,60 @@ func (l *line) reset() {
 	l.cells = l.cells[:0]
 	l.col = 0
 	l.blank = 0
+	l.shown, l.clean = nil, 0
 }
 
 // String returns the line as a terminal shows it: erased cells are spaces,
 // and nothing after the last character written.
 func (l *line) String() string {
+	end := l.end()
+	if end == l.blank {
+		return ""
+	}
+	if l.shown != nil && l.clean == end {
+		return l.shown.String() // read as it grew: rendered already
+	}
+	var b strings.Builder
+	b.Grow(end)
+	l.render(&b, 0, end)
+	return b.String()
+}
+
+// grown returns String, keeping what it rendered, so that a long line read
+// as it grows costs its new characters each time, not its length.
+func (l *line) grown() string {
+	end := l.end()
+	if end == l.blank {
+		l.clean = 0
+		return ""
+	}
+	if l.shown == nil || l.clean == 0 || l.clean > end {
+		// A new builder: the strings the old one returned stay intact.
+		l.shown, l.clean = new(strings.Builder), 0
+	}
+	l.shown.Grow(end - l.clean)
+	l.render(l.shown, l.clean, end)
+	l.clean = end
+	return l.shown.String()
+}
+
+// end returns the length of the line as shown: the erased cells after the
+// last character written are not.
+func (l *line) end() int {
 	end := len(l.cells)
 	for end > l.blank && l.cells[end-1] == 0 {
 		end--
 	}
-	if end == l.blank {
-		return ""
-	}
-	var b strings.Builder
-	b.Grow(end)
-	for i, r := range l.cells[:end] {
+	return end
+}
+
+// render writes cells[from:to] as shown.
+func (l *line) render(b *strings.Builder, from, to int) {
+	for i := from; i < to; i++ {
+		r := l.cells[i]
 		if i < l.blank || r == 0 {
 			r = ' '
 		}
 		b.WriteRune(r)
 	}
-	return b.String()
 }

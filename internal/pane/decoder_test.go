@@ -351,3 +351,40 @@ func BenchmarkDecoder(b *testing.B) {
 		d.Decode(chunk, nil)
 	}
 }
+
+// checkPartials decodes in one byte at a time and checks, after each, that
+// the line kept for Partial reads as one rendered afresh.
+func checkPartials(t *testing.T, in []byte) {
+	t.Helper()
+	var d Decoder
+	for i := range in {
+		d.Decode(in[i:i+1], nil)
+		fresh := d.line
+		fresh.shown, fresh.clean = nil, 0
+		if got, want := d.Partial(), fresh.String(); got != want {
+			t.Fatalf("%q after %d bytes: Partial %q, rendered afresh %q", in, i+1, got, want)
+		}
+	}
+}
+
+func TestPartialReadAsALineGrowsIsTheLineRenderedAfresh(t *testing.T) {
+	for _, tt := range decoderTests {
+		checkPartials(t, []byte(tt.in))
+	}
+	for _, in := range []string{
+		"abc\rX\x1b[Kdef",
+		"abcdef\x1b[1Kgh\x1b[2Kij\rk",
+		"long line é✓ growing\bX\b\b\x1b[Kmore",
+		"12345\r\x1b[3C9\x1b[0Kz",
+		"ab\x1b[?1049hfull\x1b[?1049lcd",
+	} {
+		checkPartials(t, []byte(in))
+	}
+}
+
+func FuzzDecoderPartial(f *testing.F) {
+	for _, tt := range decoderTests {
+		f.Add([]byte(tt.in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) { checkPartials(t, in) })
+}

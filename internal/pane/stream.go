@@ -30,6 +30,7 @@ type Stream struct {
 	mu      sync.Mutex
 	ring    *Ring
 	lost    int64
+	lostAt  int64 // where the stream ended at the last loss
 	closed  bool
 	reason  string
 	changed chan struct{} // nil until someone waits; closed on the next change
@@ -124,6 +125,7 @@ func (s *Stream) Lost(n int64) {
 		return
 	}
 	s.lost += n
+	s.lostAt = s.ring.End()
 	s.wakeLocked()
 }
 
@@ -216,6 +218,14 @@ func (s *Stream) LostBytes() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lost
+}
+
+// LostAfter reports whether tmux dropped output that came after stream
+// offset off: a reader that has everything before off missed some.
+func (s *Stream) LostAfter(off int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost > 0 && s.lostAt >= off
 }
 
 // Closed reports whether the stream has ended, and why.

@@ -260,3 +260,21 @@ func TestStreamEndAtForgetsOldWrites(t *testing.T) {
 		t.Errorf("EndAt before every write, after four were forgotten = %d, want 8", got)
 	}
 }
+
+func TestLostAfterSaysWhetherALossCameAfterAnOffset(t *testing.T) {
+	s := NewStream("%1", 1, 16)
+	if s.LostAfter(0) {
+		t.Fatalf("a stream without loss reports a loss after 0")
+	}
+	s.Write([]byte("before"))
+	s.Lost(1)
+	s.Write([]byte("after"))
+	for _, tt := range []struct {
+		off  int64
+		want bool
+	}{{0, true}, {6, true}, {7, false}, {11, false}} {
+		if got := s.LostAfter(tt.off); got != tt.want {
+			t.Errorf("loss at offset 6: LostAfter(%d) = %v, want %v", tt.off, got, tt.want)
+		}
+	}
+}

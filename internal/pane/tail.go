@@ -62,6 +62,7 @@ type TailBuffer struct {
 	bytes              int // bytes of the kept lines, newline included
 	totalLines         int
 	totalBytes         int
+	open               bool // the last line continues in the next piece
 }
 
 // NewTailBuffer returns a buffer keeping at most maxLines lines and
@@ -71,11 +72,25 @@ func NewTailBuffer(maxLines, maxBytes int) *TailBuffer {
 }
 
 // Add appends one line.
-func (b *TailBuffer) Add(line string) {
-	b.totalLines++
-	b.totalBytes += len(line) + 1
-	b.lines = append(b.lines, line)
-	b.bytes += len(line) + 1
+func (b *TailBuffer) Add(line string) { b.AddPiece(line, false) }
+
+// AddPiece appends part of a line; with more, the line goes on in the next
+// piece, as after a [Decoder] event marked Cut. The pieces are kept as one
+// line, of which the last maxBytes bytes are held.
+func (b *TailBuffer) AddPiece(piece string, more bool) {
+	if b.open && len(b.lines) > b.head {
+		last := len(b.lines) - 1
+		joined, _ := TailBytes(b.lines[last]+piece, b.maxBytes)
+		b.bytes += len(joined) - len(b.lines[last])
+		b.lines[last] = joined
+		b.totalBytes += len(piece)
+	} else {
+		b.totalLines++
+		b.totalBytes += len(piece) + 1
+		b.lines = append(b.lines, piece)
+		b.bytes += len(piece) + 1
+	}
+	b.open = more
 	for len(b.lines)-b.head > b.maxLines || b.bytes > b.maxBytes+1 && len(b.lines)-b.head > 1 {
 		b.bytes -= len(b.lines[b.head]) + 1
 		b.lines[b.head] = ""

@@ -1,6 +1,10 @@
 package pane
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestTailBytesKeepsTheEndWithinWholeCharacters(t *testing.T) {
 	cases := []struct {
@@ -23,5 +27,47 @@ func TestTailBytesKeepsTheEndWithinWholeCharacters(t *testing.T) {
 		if got != c.want || dropped != c.dropped {
 			t.Errorf("TailBytes(%q, %d) = %q, %d; want %q, %d", c.text, c.max, got, dropped, c.want, c.dropped)
 		}
+	}
+}
+
+func TestTailBufferJoinsThePiecesOfALine(t *testing.T) {
+	tests := []struct {
+		name      string
+		maxBytes  int
+		pieces    []string
+		more      []bool
+		want      []string
+		lines     int
+		bytes     int
+		truncated bool
+	}{
+		{name: "pieces of one line, then another",
+			maxBytes: 100, pieces: []string{"ab", "cd", "ef", "next"}, more: []bool{true, true, false, false},
+			want: []string{"abcdef", "next"}, lines: 2, bytes: 12},
+		{name: "an empty piece ends the line",
+			maxBytes: 100, pieces: []string{"ab", ""}, more: []bool{true, false},
+			want: []string{"ab"}, lines: 1, bytes: 3},
+		{name: "a joined line keeps its end within the bound",
+			maxBytes: 4, pieces: []string{"abc", "def", "gh"}, more: []bool{true, true, false},
+			want: []string{"efgh"}, lines: 1, bytes: 9, truncated: true},
+		{name: "a joined line pushes out older lines",
+			maxBytes: 6, pieces: []string{"old", "abc", "de"}, more: []bool{false, true, false},
+			want: []string{"abcde"}, lines: 2, bytes: 10, truncated: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewTailBuffer(10, tt.maxBytes)
+			for i, p := range tt.pieces {
+				b.AddPiece(p, tt.more[i])
+			}
+			got, tr := b.Bounded(10, tt.maxBytes)
+			if !slices.Equal(got, tt.want) || b.TotalLines() != tt.lines || b.TotalBytes() != tt.bytes || tr.Truncated != tt.truncated {
+				t.Errorf("got %q, %d lines, %d bytes, %+v; want %q, %d lines, %d bytes, truncated %v",
+					got, b.TotalLines(), b.TotalBytes(), tr, tt.want, tt.lines, tt.bytes, tt.truncated)
+			}
+			if tr.Truncated && tr.DroppedBytes != tt.bytes-len(strings.Join(tt.want, "\n"))-1 {
+				t.Errorf("dropped %d bytes; want %d", tr.DroppedBytes, tt.bytes-len(strings.Join(tt.want, "\n"))-1)
+			}
+		})
 	}
 }

@@ -10,9 +10,10 @@ import (
 )
 
 const (
-	// pauseAfterSeconds lets tmux pause a pane whose output this client has
-	// not read for that long, instead of disconnecting the client.
-	pauseAfterSeconds = 10
+	// PauseAfterSeconds lets tmux pause a pane whose output an output
+	// client has not read for that long, instead of disconnecting the
+	// client: what the pane writes until it is continued is dropped.
+	PauseAfterSeconds = 10
 	// paneMute and paneResume stop and restart a pane's output to a client.
 	// Not "off" and "on": tmux 3.3a crashes (a segfault in the server)
 	// when a pane's output is turned off and on again while it writes;
@@ -133,7 +134,7 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 		return cc, nil
 	}
 	var self atomic.Pointer[controlClient]
-	flags := streamClientFlags + strconv.Itoa(pauseAfterSeconds)
+	flags := streamClientFlags + strconv.Itoa(PauseAfterSeconds)
 	route := s.route
 	cc, err := s.c.attach(ctx, session, flags, func(ev OutputEvent) {
 		route(session, self.Load(), ev)

@@ -260,16 +260,19 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	lostAtStart := stream.LostBytes()
 	for {
 		changed := stream.Changed()
-		if data := f.take(); len(data) > 0 {
-			if r.consume(data) {
-				return
-			}
-			continue
-		}
+		data := f.take()
+		// Checked after the take, so a loss before any byte taken is seen
+		// even when the output runs on to the job's end.
 		if stream.LostBytes() > lostAtStart {
 			j.mu.Lock()
 			j.lost = true
 			j.mu.Unlock()
+		}
+		if len(data) > 0 {
+			if r.consume(data) {
+				return
+			}
+			continue
 		}
 		if closed, reason := stream.Closed(); closed {
 			j.end(true, 0, reason)
@@ -316,7 +319,7 @@ func (r *reader) consume(data []byte) (finished bool) {
 		}
 		switch ev.Kind {
 		case pane.EventLine:
-			r.j.add(ev.Text)
+			r.j.addPiece(ev.Text, ev.Cut)
 		case pane.EventOSC:
 			fields := strings.Split(ev.Text, ";")
 			if r.marker(ev) != "D" || len(fields) != 4 {
@@ -350,10 +353,13 @@ func (r *reader) marker(ev pane.Event) string {
 	return fields[1]
 }
 
-func (j *job) add(line string) {
+func (j *job) add(line string) { j.addPiece(line, false) }
+
+// addPiece records a line of output, or a piece of one that goes on (more).
+func (j *job) addPiece(line string, more bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.tail.Add(line)
+	j.tail.AddPiece(line, more)
 }
 
 // end records how the job ended, once.

@@ -16,6 +16,7 @@ type SinceResult struct {
 	Screen          []string // the screen, when there is no cursor, it was reset, or a full-screen program runs
 	Cursor          string
 	MissedBytes     int64 // bytes past the cursor the stream no longer held
+	OutputLost      bool  // tmux dropped output past the cursor (it does not say how much)
 	Reset           bool
 	Reason          string
 	AlternateScreen bool
@@ -68,12 +69,12 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 	lineEnd := c.Offset + missed
 	dec.Decode(data, func(ev pane.Event) {
 		if ev.Kind == pane.EventLine {
-			tail.Add(ev.Text)
+			tail.AddPiece(ev.Text, ev.Cut)
 			lineEnd = ev.Offset
 		}
 	})
-	r := SinceResult{MissedBytes: missed, Partial: dec.Partial()}
-	r.Lines, r.Truncation = tail.Bounded(maxLines, maxBytes)
+	r := SinceResult{MissedBytes: missed, OutputLost: stream.LostAfter(c.Offset)}
+	r.Lines, r.Partial, r.Truncation = boundWithPartial(tail, dec.Partial(), maxLines, maxBytes)
 	// Continue from the end of the last whole line, so the unfinished one
 	// comes back whole once it is finished.
 	r.Cursor = pane.Cursor{PaneID: c.PaneID, Generation: c.Generation, Offset: lineEnd}.String()
@@ -115,4 +116,16 @@ func (s *Service) screen(ctx context.Context, paneID string, maxLines, maxBytes 
 	}
 	lines, _ := pane.Tail(pane.TrimBlank(rows), maxLines, maxBytes)
 	return lines, nil
+}
+
+// boundWithPartial bounds the lines and the unfinished line after them
+// together, within maxBytes: the unfinished line, the newest text, first.
+func boundWithPartial(tail *pane.TailBuffer, partial string, maxLines, maxBytes int) ([]string, string, pane.Truncation) {
+	if rest := maxBytes - len(partial); rest > 0 || tail.TotalLines() == 0 && rest == 0 {
+		lines, tr := tail.Bounded(maxLines, rest)
+		return lines, partial, tr
+	}
+	kept, cut := pane.TailBytes(partial, maxBytes)
+	tr := pane.Truncation{Truncated: true, DroppedLines: tail.TotalLines(), DroppedBytes: tail.TotalBytes() + cut}
+	return nil, kept, tr
 }

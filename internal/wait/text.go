@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
@@ -13,6 +15,11 @@ import (
 // maxChunk bounds the output judged at once; stop patterns win over
 // success patterns within one piece.
 const maxChunk = 64 << 10
+
+// MaxMatchedBytes bounds the line reported as matched: a longer line is
+// reported by its bytes up to the end of the match, and comes whole in
+// the output tail.
+const MaxMatchedBytes = 512
 
 // Outcomes of a wait for text.
 const (
@@ -78,7 +85,7 @@ type TextRequest struct {
 // TextResult says why a wait ended and what the pane wrote meanwhile.
 type TextResult struct {
 	Outcome         string
-	Matched         string // the line that matched or stopped the wait
+	Matched         string // the line that matched or stopped the wait, to MaxMatchedBytes
 	Pattern         string // the pattern that matched it
 	Lines           []string
 	Truncation      pane.Truncation
@@ -101,6 +108,9 @@ type textWait struct {
 	partial string
 	res     TextResult
 	endAt   int64 // stream offset just after the deciding line, once decided
+	// unfinished is the deciding line when it had no newline yet: it ends
+	// the output tail.
+	unfinished string
 }
 
 // WaitForText waits until the pane writes a line matching a pattern (or
@@ -195,7 +205,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	case early == stream:
 		data, _, missed := stream.ReadFrom(earlyOff, int(from-earlyOff))
 		w.dec = decoder(earlyOff + missed)
-		if w.chunk(data) {
+		if w.feed(data) {
 			return s.finish(ctx, w, stream, start), nil
 		}
 	case cur != nil && cur.Generation == stream.Generation() && cur.Offset > from:
@@ -207,7 +217,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		if missed > 0 {
 			w.res.Reason = fmt.Sprintf("%d bytes after the cursor were no longer held", missed)
 		}
-		if w.chunk(data) {
+		if w.feed(data) {
 			return s.finish(ctx, w, stream, start), nil
 		}
 	default:
@@ -260,13 +270,8 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			if idleTimer != nil {
 				idleTimer.Reset(req.Idle)
 			}
-			// In pieces, so a flood that piled up costs bounded memory.
-			for len(data) > 0 {
-				n := min(len(data), maxChunk)
-				if w.chunk(data[:n]) {
-					return s.finish(ctx, w, stream, start), nil
-				}
-				data = data[n:]
+			if w.feed(data) {
+				return s.finish(ctx, w, stream, start), nil
 			}
 			continue
 		}
@@ -294,6 +299,20 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	}
 }
 
+// feed judges output in pieces of at most maxChunk bytes, so that a flood
+// that piled up costs bounded memory, and reports whether the wait is over.
+// The decoder holds a line across pieces: their bounds never split one.
+func (w *textWait) feed(data []byte) bool {
+	for len(data) > 0 {
+		n := min(len(data), maxChunk)
+		if w.chunk(data[:n]) {
+			return true
+		}
+		data = data[n:]
+	}
+	return false
+}
+
 // chunk decodes a piece of output and reports whether the wait is over.
 // Stop patterns are checked over the whole piece before success patterns.
 func (w *textWait) chunk(data []byte) bool {
@@ -304,21 +323,27 @@ func (w *textWait) chunk(data []byte) bool {
 		if ev.Kind != pane.EventLine {
 			return
 		}
-		w.tail.Add(ev.Text)
+		w.tail.AddPiece(ev.Text, ev.Cut)
 		// A line drawn on the alternate screen is a full-screen program's.
 		if !w.dec.AltScreen() && !w.echo.isEcho(ev.Text) {
 			lines = append(lines, ev.Text)
 			ends = append(ends, ev.Offset)
 		}
 	})
+	unfinished := -1
 	if p := w.dec.Partial(); p != w.partial {
 		w.partial = p
 		if p != "" && !w.dec.AltScreen() && !w.echo.isPartialEcho(p) {
+			unfinished = len(lines)
 			lines = append(lines, p)
 			ends = append(ends, w.dec.Offset())
 		}
 	}
-	return w.judge(lines, ends)
+	i := w.judge(lines, ends)
+	if i >= 0 && i == unfinished {
+		w.unfinished = lines[i]
+	}
+	return i >= 0
 }
 
 // rows judges screen rows that appeared while the stream was attached.
@@ -341,39 +366,65 @@ func (w *textWait) rows(rows []string) bool {
 	for i := range ends {
 		ends[i] = w.dec.Offset()
 	}
-	return w.judge(lines, ends)
+	return w.judge(lines, ends) >= 0
 }
 
-// judge decides on new lines; ends are the stream offsets after each.
-func (w *textWait) judge(lines []string, ends []int64) bool {
+// judge decides on new lines, whose stream offsets end at ends, and
+// returns the index of the deciding line, or -1.
+func (w *textWait) judge(lines []string, ends []int64) int {
 	for i, l := range lines {
 		if k, ok := w.m.Stop(l); ok {
-			w.res.Outcome, w.res.Matched, w.res.Pattern = OutcomeStopped, l, w.req.Stop[k]
+			w.res.Outcome, w.res.Matched, w.res.Pattern = OutcomeStopped, excerpt(l, w.m.stops[k]), w.req.Stop[k]
 			w.endAt = ends[i]
-			return true
+			return i
 		}
 	}
 	for i, l := range lines {
 		if !w.m.HasPatterns() {
 			if w.req.Idle > 0 {
-				return false
+				return -1
 			}
-			w.res.Outcome, w.res.Matched = OutcomeOutput, l
+			w.res.Outcome, w.res.Matched = OutcomeOutput, excerpt(l, nil)
 			w.endAt = ends[i]
-			return true
+			return i
 		}
 		if k, ok := w.m.Match(l); ok {
-			w.res.Outcome, w.res.Matched, w.res.Pattern = OutcomeMatched, l, w.req.Patterns[k]
+			w.res.Outcome, w.res.Matched, w.res.Pattern = OutcomeMatched, excerpt(l, w.m.patterns[k]), w.req.Patterns[k]
 			w.endAt = ends[i]
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
+}
+
+// excerpt bounds a deciding line to MaxMatchedBytes ending where re first
+// matches it (the line's end for no re), or its start when that is sooner.
+func excerpt(line string, re *regexp.Regexp) string {
+	if len(line) <= MaxMatchedBytes {
+		return line
+	}
+	end := len(line)
+	if re != nil {
+		if loc := re.FindStringIndex(line); loc != nil {
+			end = max(loc[1], MaxMatchedBytes)
+		}
+	}
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end++
+	}
+	start := end - MaxMatchedBytes
+	for start < end && !utf8.RuneStart(line[start]) {
+		start++
+	}
+	return line[start:end]
 }
 
 // finish completes the result: tail, cursor, screen on a miss.
 func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, start time.Time) TextResult {
 	r := w.res
+	if w.unfinished != "" {
+		w.tail.Add(w.unfinished)
+	}
 	r.Lines, r.Truncation = w.tail.Bounded(w.req.MaxLines, w.req.MaxBytes)
 	r.AlternateScreen = w.dec.AltScreen()
 	off := w.dec.Offset()
