@@ -92,6 +92,6 @@ func (t *jobTable) closeAll() {
 	}
 	t.mu.Unlock()
 	for _, j := range jobs {
-		j.end(false, 0, "tmcp shut down while the command ran; its status is unknown")
+		j.end(false, nil, "tmcp shut down while the command ran; its status is unknown")
 	}
 }
