@@ -328,18 +328,18 @@ type reader struct {
 	replaces bool // the command replaces its shell: it never ends by itself
 
 	// Before the start mark.
-	off     int64  // stream offset of the next byte
-	held    []byte // the last bytes read, in which a mark or echo may begin
-	echoed  bool   // the typed line's echo was seen
-	key     string // the last interrupt key echoed after it
-	keyAt   time.Time
-	started time.Time // when the start mark was read
+	off      int64  // stream offset of the next byte
+	held     []byte // the last bytes read, in which a mark or echo may begin
+	echoedTo int64  // stream offset of the echo of the typed line's token; -1 until seen
+	key      string // the last interrupt key echoed after it
+	keyAt    time.Time
+	started  time.Time // when the start mark was read
 
 	dec *pane.Decoder // from the start mark on
 }
 
 func newReader(j *job, from int64) *reader {
-	return &reader{j: j, token: markerPrefix + j.id, replaces: replacesShell(j.command), off: from}
+	return &reader{j: j, token: markerPrefix + j.id, replaces: replacesShell(j.command), off: from, echoedTo: -1}
 }
 
 // consume reads output and reports whether the job has finished.
@@ -387,9 +387,8 @@ func (r *reader) scan(data []byte, now time.Time) (rest []byte, finished bool) {
 			break // its next byte tells a mark from the echo
 		}
 		if buf[i] != '\a' {
-			if !r.echoed {
-				r.echoed = true
-				r.keyEchoedIn(buf[i:], now)
+			if r.echoedTo < 0 {
+				r.echoedTo = base + int64(i)
 			}
 			continue
 		}
@@ -410,8 +409,9 @@ func (r *reader) scan(data []byte, now time.Time) (rest []byte, finished bool) {
 			return nil, true
 		}
 	}
-	if r.echoed {
-		r.keyEchoedIn(buf, now)
+	if r.echoedTo >= 0 {
+		// Only new bytes, and the held one a key's echo may begin with.
+		r.keyEchoedIn(buf[max(r.echoedTo-base, int64(len(r.held)-1), 0):], now)
 	}
 	r.held = append(r.held[:0], buf[max(0, len(buf)-maxMarkLen):]...)
 	return nil, false
