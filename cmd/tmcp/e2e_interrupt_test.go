@@ -37,7 +37,17 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		// unread, in the terminal's input until C-c discards it.
 		name:    "C-c from send_keys before the shell read the typed line",
 		command: "echo ran",
-		before:  foregroundScript,
+		before:  foregroundScript(""),
+		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
+			waitTypedLine(t, srv, pane)
+			s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-c", "enter": false}, nil)
+		},
+		check: notRun("C-c"),
+	}, {
+		// Without the echo of ^C only tmcp knows of the key.
+		name:    "C-c from send_keys before the shell read the typed line, where the terminal echoes no ^C",
+		command: "echo ran",
+		before:  foregroundScript("stty -echoctl; "),
 		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
 			waitTypedLine(t, srv, pane)
 			s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-c", "enter": false}, nil)
@@ -47,7 +57,7 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		name:    "C-c from a person before bash read the typed line",
 		shell:   "bash --norc --noprofile",
 		command: "echo ran",
-		before:  foregroundScript,
+		before:  foregroundScript(""),
 		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
 			waitTypedLine(t, srv, pane)
 			srv.Must("send-keys", "-t", pane, "C-c")
@@ -56,7 +66,7 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 	}, {
 		name:    "C-z from a person before the shell read the typed line",
 		command: "echo ran",
-		before:  foregroundScript,
+		before:  foregroundScript(""),
 		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
 			waitTypedLine(t, srv, pane)
 			srv.Must("send-keys", "-t", pane, "C-z")
@@ -184,16 +194,19 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 	}
 }
 
-// foregroundScript starts, as a person would, a shell script in the
-// foreground of a pane, and waits until it runs.
-func foregroundScript(t *testing.T, srv *tmuxtest.Server, pane string) {
-	t.Helper()
-	srv.Must("send-keys", "-t", pane, "sh -c 'sleep 30; :'", "Enter")
-	shell, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
-	if !tmuxtest.WaitFor(settle, func() bool {
-		return slices.ContainsFunc(descendants(shell), func(pid int) bool { return cmdline(pid) == "sleep 30" })
-	}) {
-		t.Fatalf("the script never ran in %s: %q", pane, bareCapture(srv, pane))
+// foregroundScript returns a set-up that types setup and then starts a
+// shell script in the foreground of a pane, as a person would, and waits
+// until it runs.
+func foregroundScript(setup string) func(t *testing.T, srv *tmuxtest.Server, pane string) {
+	return func(t *testing.T, srv *tmuxtest.Server, pane string) {
+		t.Helper()
+		srv.Must("send-keys", "-t", pane, setup+"sh -c 'sleep 30; :'", "Enter")
+		shell, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
+		if !tmuxtest.WaitFor(settle, func() bool {
+			return slices.ContainsFunc(descendants(shell), func(pid int) bool { return cmdline(pid) == "sleep 30" })
+		}) {
+			t.Fatalf("the script never ran in %s: %q", pane, bareCapture(srv, pane))
+		}
 	}
 }
 

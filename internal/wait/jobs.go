@@ -77,6 +77,13 @@ func (j *job) keptBytes() int {
 	return j.tail.KeptBytes()
 }
 
+// running returns the job holding a pane, if any.
+func (t *jobTable) running(paneID string) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byPane[paneID]
+}
+
 func (t *jobTable) get(id string) *job {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -142,3 +142,32 @@ func TestReplacesShell(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderTakesAKeyTmcpSentAsItsEcho(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	j, r := readerFixture("x")
+	now := time.Now()
+	r.consume([]byte(typedEcho(token)+"\r\n# "), now)
+	r.keySent("C-c", now)
+	if !r.expire(now.Add(keyGrace)) || !strings.Contains(j.result(false, 0, 0).Reason, "did not run") {
+		t.Fatalf("C-c sent before the start: %+v, want the job not run", j.result(false, 0, 0))
+	}
+
+	j, r = readerFixture("x")
+	r.consume([]byte(typedEcho(token)+mark("C", token)), now)
+	r.keySent("C-c", now)
+	if r.expire(now.Add(time.Minute)) || j.result(false, 0, 0).Finished {
+		t.Fatal("C-c sent after the start ended the job; only its mark may")
+	}
+}
+
+func TestInterruptKey(t *testing.T) {
+	for name, want := range map[string]string{
+		"C-c": "C-c", "c-C": "C-c", "^C": "C-c", "C-z": "C-z", "^z": "C-z", `C-\`: `C-\`, `^\`: `C-\`,
+		"C-d": "", "c": "", "Enter": "", "M-c": "",
+	} {
+		if got := interruptKey(name); got != want {
+			t.Errorf("interruptKey(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -81,6 +81,8 @@ type job struct {
 	tail       *pane.TailBuffer
 	finishedAt time.Time
 	done       chan struct{}
+	typedAt    time.Time   // when the typed line had been sent
+	keys       chan string // interrupt keys tmcp sent after that
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -97,7 +99,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 		return JobResult{}, err
 	}
 	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
-		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{})}
+		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1)}
 	if holder := s.jobs.claim(j); holder != nil {
 		return JobResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
@@ -114,6 +116,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 		j.end(false, nil, "the command could not be typed: "+err.Error())
 		return JobResult{}, err
 	}
+	j.mu.Lock()
+	j.typedAt = time.Now()
+	j.mu.Unlock()
 	if req.Detach {
 		return j.result(false, req.MaxLines, req.MaxBytes), nil
 	}
@@ -284,6 +289,8 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			return
 		case <-liveness.C:
 			s.checkPane(context.Background(), j.paneID)
+		case key := <-j.keys:
+			r.keySent(key, time.Now())
 		case <-wake:
 			if r.expire(time.Now()) {
 				return
@@ -425,6 +432,50 @@ func (r *reader) keyEchoedIn(b []byte, now time.Time) {
 			last, r.key, r.keyAt = i, k.key, now
 		}
 	}
+}
+
+// keySent notes an interrupt key tmcp sent after the line was typed: it
+// tells what its echo would, where the terminal does not echo it.
+func (r *reader) keySent(key string, now time.Time) {
+	if r.dec == nil {
+		r.key, r.keyAt = key, now
+	}
+}
+
+// KeysSent tells a pane's job that tmcp sent it keys (tmux key names) in a
+// send that began at sentAt, so that an interrupt key sent after its line
+// was typed ends it as its echo would, even where the terminal echoes no
+// ^C (stty -echoctl, zsh).
+func (s *Service) KeysSent(paneID string, keys []string, sentAt time.Time) {
+	j := s.jobs.running(paneID)
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	after := !j.typedAt.IsZero() && sentAt.After(j.typedAt)
+	j.mu.Unlock()
+	for _, k := range keys {
+		if key := interruptKey(k); key != "" && after {
+			select {
+			case j.keys <- key:
+			default: // one waiting is enough
+			}
+		}
+	}
+}
+
+// interruptKey returns the key a tmux key name stands for if it is one the
+// terminal turns into a signal, discarding unread input: C-c, C-z, C-\.
+func interruptKey(name string) string {
+	switch strings.ToLower(name) {
+	case "c-c", "^c":
+		return "C-c"
+	case "c-z", "^z":
+		return "C-z"
+	case `c-\`, `^\`:
+		return `C-\`
+	}
+	return ""
 }
 
 // due returns when the reader must next look at the clock, or zero.
