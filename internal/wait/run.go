@@ -258,8 +258,8 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	lostAtStart := stream.LostBytes()
 	liveness := time.NewTicker(livenessEvery)
 	defer liveness.Stop()
-	due := time.NewTimer(time.Hour)
-	defer due.Stop()
+	due := time.NewTimer(0) // armed only while the reader has a time due
+	due.Stop()
 	for {
 		changed := stream.Changed()
 		if data := f.take(); len(data) > 0 {
@@ -296,12 +296,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				return
 			}
 		}
-		if wake != nil && !due.Stop() {
-			select {
-			case <-due.C:
-			default:
-			}
-		}
+		due.Stop()
 	}
 }
 
@@ -499,9 +494,7 @@ func (r *reader) expire(now time.Time) bool {
 		r.j.end(false, nil, fmt.Sprintf("interrupted: %s reached the shell before it ran the typed line, which was discarded; the command did not run", r.key))
 		return true
 	}
-	if last := r.dec.Partial(); last != "" {
-		r.j.add(last)
-	}
+	// The unfinished line is the new shell's prompt, not output.
 	r.j.end(false, nil, "the command replaced the shell with another, which waits at its prompt in this pane; its exit status will not be known")
 	return true
 }
