@@ -53,6 +53,8 @@ func TestReaderEndsAtTheShellsMarkWhenTheWrapperWroteNone(t *testing.T) {
 		{"C-c: the trap exits 130", "started\r\n^C" + mark("E", token, 130), "130", "interrupted by C-c"},
 		{"C-z: stopped", "started\r\n^Z" + mark("E", token, 148), "none", "stopped"},
 		{"a signal: killed", "started\r\n" + mark("E", token, 143), "143", "signal 15"},
+		{"C-z in bash: its job message is no output", "started\r\n^Z\r\n[1]+  Stopped   ( trap 'exit 130' INT; ... )\r\n" + mark("E", token, 148), "none", "stopped"},
+		{"C-z at the end of a line", "started^Z\r\n[1]+  Stopped\r\n" + mark("E", token, 148), "none", "stopped"},
 		{"the wrapper's own mark comes first", "started\r\n" + mark("D", token, 148) + mark("E", token, 148), "148", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,5 +171,27 @@ func TestInterruptKey(t *testing.T) {
 		if got := interruptKey(name); got != want {
 			t.Errorf("interruptKey(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+func TestReaderKeepsTheOutputOfACommandThatIgnoredCtrlZ(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	want := []string{"started", "^Z"}
+	for i := range maxHeldLines + 1 {
+		want = append(want, fmt.Sprint("line ", i))
+	}
+	j, r := readerFixture("x")
+	if !r.consume([]byte(typedEcho(token)+mark("C", token)+strings.Join(want, "\r\n")+"\r\n"+mark("D", token, 0)), time.Now()) {
+		t.Fatal("the job did not end at its mark")
+	}
+	if res := j.result(false, 0, 0); status(res) != "0" || !slices.Equal(res.Lines, want) {
+		t.Errorf("status %s lines %q, want 0 and %q", status(res), res.Lines, want)
+	}
+	j, r = readerFixture("x")
+	if !r.consume([]byte(typedEcho(token)+mark("C", token)+"started\r\n^Z\r\nmore\r\n"+mark("D", token, 0)), time.Now()) {
+		t.Fatal("the job did not end at its mark")
+	}
+	if res := j.result(false, 0, 0); !slices.Equal(res.Lines, []string{"started", "^Z", "more"}) {
+		t.Errorf("lines %q, want the held lines let go at the end", res.Lines)
 	}
 }

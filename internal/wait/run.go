@@ -338,6 +338,28 @@ type reader struct {
 	started  time.Time // when the start mark was read
 
 	dec *pane.Decoder // from the start mark on
+	// From a line the echo of C-z ends: held back until the job ends,
+	// for when it stops, the shell's job message that follows is no
+	// output; let go past maxHeldLines, when the command ignored the key.
+	heldLines []string
+}
+
+// maxHeldLines bounds the lines held back after the echo of C-z.
+const maxHeldLines = 8
+
+// line takes a line of the command's output.
+func (r *reader) line(text string) {
+	if len(r.heldLines) == 0 && !strings.HasSuffix(text, "^Z") {
+		r.j.add(text)
+		return
+	}
+	r.heldLines = append(r.heldLines, text)
+	if len(r.heldLines) > maxHeldLines {
+		for _, l := range r.heldLines {
+			r.j.add(l)
+		}
+		r.heldLines = nil
+	}
 }
 
 func newReader(j *job, from int64) *reader {
@@ -359,7 +381,7 @@ func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 		}
 		switch ev.Kind {
 		case pane.EventLine:
-			r.j.add(ev.Text)
+			r.line(ev.Text)
 		case pane.EventOSC:
 			kind, status, ok := r.mark(ev.Text)
 			if ok && (kind == "D" || kind == "E") {
@@ -515,6 +537,13 @@ func (r *reader) endWith(kind string, status int, last string) {
 		reason, known = "stopped, by C-z or a stop signal: the shell holds it as a stopped job, fg resumes it, and its output from then on is not followed", false
 	case sig > 0:
 		reason = fmt.Sprintf("ended by signal %d", sig)
+	}
+	if !known && len(r.heldLines) > 0 {
+		// Stopped: what followed the echo of C-z is the shell's.
+		last, r.heldLines = r.heldLines[0], nil
+	}
+	for _, l := range r.heldLines {
+		r.j.add(l)
 	}
 	// The terminal's echo of the key that interrupted or stopped it.
 	last = strings.TrimSuffix(strings.TrimSuffix(last, "^C"), "^Z")
