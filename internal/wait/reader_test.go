@@ -77,6 +77,8 @@ func TestReaderCallsALineCutByAKeyNotRunOnlyAfterItsEchoAndAGrace(t *testing.T) 
 		name, stream, more, key string // key: "" if the job must go on
 	}{
 		{"C-c after the echo", typedEcho(token) + "^C\r\n# ", "", "C-c"},
+		{"C-c after the echo of the line's opening", "# (trap 'exit 130' INT;pri^C\r\n# ", "", "C-c"},
+		{"C-c after the echo of the buffer line's opening", `# (eval "$('/usr/bin/tm^C` + "\r\n# ", "", "C-c"},
 		{"C-z after the echo, its echo split", typedEcho(token) + "^", "Z", "C-z"},
 		{"C-\\ after the echo", typedEcho(token) + "^\\\r\n# ", "", `C-\`},
 		{"C-c before the line was typed", "^C\r\n# " + typedEcho(token), "", ""},

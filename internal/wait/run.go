@@ -213,11 +213,19 @@ func (s *Service) send(ctx context.Context, req RunRequest, token string) error 
 // reaches the command, and the trap makes the wrapper exit with 130
 // rather than die, so that the shell goes on to the mark of afterward.
 func wrapper(run, token string) string {
-	return fmt.Sprintf(`trap 'exit 130' INT
+	return fmt.Sprintf(trapINT+`
 printf '\033]133;C;%[1]s\007'
 (%[2]s)
 printf '\033]133;D;%%s;%[1]s\007' "$?"`, token, run)
 }
+
+// trapINT is the wrapper's first line.
+const trapINT = `trap 'exit 130' INT`
+
+// lineOpenings are how the two forms of the typed line begin, inline and
+// through a buffer: a line editor may echo them and no more before an
+// interrupt key cuts the line.
+var lineOpenings = [][]byte{[]byte("(" + trapINT), []byte(`(eval "$(`)}
 
 // afterward is typed after the wrapper's subshell: the pane's shell itself
 // marks how that subshell ended when it could not say so itself, because
@@ -321,7 +329,7 @@ var keyEchoes = []struct{ echo, key string }{{"^C", "C-c"}, {"^Z", "C-z"}, {"^\\
 
 // reader finds a job's output between its marks. Until the start mark it
 // only scans the raw bytes, for the marks and for an interrupt key's echo
-// after the echo of the typed line; from the byte after the start mark it
+// after the echo of the typed line's opening; from the byte after the start mark it
 // decodes, once, so the output's lines owe nothing to the row the echo
 // and the prompt left the cursor on.
 type reader struct {
@@ -332,7 +340,7 @@ type reader struct {
 	// Before the start mark.
 	off      int64  // stream offset of the next byte
 	held     []byte // the last bytes read, in which a mark or echo may begin
-	echoedTo int64  // stream offset of the echo of the typed line's token; -1 until seen
+	echoedTo int64  // stream offset past the echo of the typed line's opening or token; -1 until seen
 	key      string // the last interrupt key echoed after it
 	keyAt    time.Time
 	started  time.Time // when the start mark was read
@@ -400,6 +408,11 @@ func (r *reader) scan(data []byte, now time.Time) (rest []byte, finished bool) {
 	base := r.off - int64(len(r.held)) // stream offset of buf[0]
 	r.off += int64(len(data))
 	tok := []byte(r.token)
+	for _, o := range lineOpenings {
+		if k := bytes.Index(buf, o); k >= 0 && r.echoedTo < 0 {
+			r.echoedTo = base + int64(k+len(o))
+		}
+	}
 	for i := 0; ; {
 		k := bytes.Index(buf[i:], tok)
 		if k < 0 {
