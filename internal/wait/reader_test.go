@@ -197,3 +197,18 @@ func TestReaderKeepsTheOutputOfACommandThatIgnoredCtrlZ(t *testing.T) {
 		t.Errorf("lines %q, want the held lines let go at the end", res.Lines)
 	}
 }
+
+// BenchmarkReaderFirstChunk reads a job whose whole run comes in one read:
+// the echo, the start mark, 4096 lines and the end mark.
+func BenchmarkReaderFirstChunk(b *testing.B) {
+	token := markerPrefix + "0123456789ab"
+	chunk := []byte(typedEcho(token) + mark("C", token) + strings.Repeat("a line of output\r\n", 4096) + mark("D", token, 0))
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, r := readerFixture("x")
+		if !r.consume(chunk, time.Now()) {
+			b.Fatal("the job did not end at its mark")
+		}
+	}
+}

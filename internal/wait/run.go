@@ -333,9 +333,10 @@ var keyEchoes = []struct{ echo, key string }{{"^C", "C-c"}, {"^Z", "C-z"}, {"^\\
 // decodes, once, so the output's lines owe nothing to the row the echo
 // and the prompt left the cursor on.
 type reader struct {
-	j        *job
-	token    string
-	replaces bool // the command replaces its shell: it never ends by itself
+	j         *job
+	token     string
+	startMark []byte
+	replaces  bool // the command replaces its shell: it never ends by itself
 
 	// Before the start mark.
 	off      int64  // stream offset of the next byte
@@ -371,7 +372,9 @@ func (r *reader) line(text string) {
 }
 
 func newReader(j *job, from int64) *reader {
-	return &reader{j: j, token: markerPrefix + j.id, replaces: replacesShell(j.command), off: from, echoedTo: -1}
+	token := markerPrefix + j.id
+	return &reader{j: j, token: token, startMark: []byte("\x1b]133;C;" + token + "\a"),
+		replaces: replacesShell(j.command), off: from, echoedTo: -1}
 }
 
 // consume reads output and reports whether the job has finished.
@@ -404,6 +407,20 @@ func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 // scan looks at bytes read before the start mark. It returns what follows
 // the start mark once it is found, or whether the job ended without one.
 func (r *reader) scan(data []byte, now time.Time) (rest []byte, finished bool) {
+	// A read that holds the whole start mark is cut just past it, so that
+	// the output after it is neither copied nor scanned.
+	if k := bytes.Index(data, r.startMark); k >= 0 {
+		cut := k + len(r.startMark)
+		if _, finished = r.scanPart(data[:cut], now); finished || r.dec == nil {
+			return nil, finished
+		}
+		return data[cut:], false
+	}
+	return r.scanPart(data, now)
+}
+
+// scanPart is scan on bytes that the last read held and data.
+func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished bool) {
 	buf := append(r.held, data...)
 	base := r.off - int64(len(r.held)) // stream offset of buf[0]
 	r.off += int64(len(data))
