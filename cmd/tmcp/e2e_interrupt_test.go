@@ -249,3 +249,31 @@ func stopped(t *testing.T, r jobOut, text string) {
 		t.Errorf("C-z during sleep: %+v output %q, want finished, no status, a reason saying stopped, output %q", r, text, "started")
 	}
 }
+
+func TestGetJobFinishesOnceCtrlCDiscardedTheTypedLine(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+	foregroundScript("")(t, srv, pane)
+
+	// The line waits behind the script past the call's timeout: a job.
+	r, _ := s.runCmd(map[string]any{"paneId": pane, "command": "echo ran", "timeoutSeconds": 1})
+	if r.Finished || !r.TimedOut || r.JobID == "" {
+		t.Fatalf("run_command behind a foreground script: %+v, want a running job that timed out", r)
+	}
+	waitTypedLine(t, srv, pane)
+	ch := s.async("get_job", map[string]any{"jobId": r.JobID, "timeoutSeconds": 20})
+	srv.Must("send-keys", "-t", pane, "C-c")
+	pressed := time.Now()
+	res := awaitCall(t, "get_job", ch)
+	if took := res.at.Sub(pressed); took > interruptReply {
+		t.Errorf("get_job answered %v after C-c, want within %v (its timeout was 20s)", took, interruptReply)
+	}
+	j, text := decodeText[jobOut](t, "get_job", res.res)
+	notRun("C-c")(t, j, text)
+	waitPrompt(t, srv, pane)
+	if r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo free", "timeoutSeconds": 20}); text != "free" {
+		t.Errorf("the next run_command in %s: %+v output %q, want %q", pane, r, text, "free")
+	}
+}
