@@ -271,7 +271,8 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	for {
 		changed := stream.Changed()
 		if data := f.take(); len(data) > 0 {
-			if r.consume(data, time.Now()) {
+			// A pane that keeps writing must not hold off what is due.
+			if now := time.Now(); r.consume(data, now) || r.expire(now) {
 				return
 			}
 			continue
