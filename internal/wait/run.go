@@ -330,9 +330,9 @@ var keyEchoes = []struct{ echo, key string }{{"^C", "C-c"}, {"^Z", "C-z"}, {"^\\
 
 // reader finds a job's output between its marks. Until the start mark it
 // only scans the raw bytes, for the marks and for an interrupt key's echo
-// after the echo of the typed line's opening; from the byte after the start mark it
-// decodes, once, so the output's lines owe nothing to the row the echo
-// and the prompt left the cursor on.
+// after the echo of the typed line's opening; from the byte after the
+// start mark it decodes, once, so the output's lines owe nothing to the
+// row the echo and the prompt left the cursor on.
 type reader struct {
 	j         *job
 	token     string
@@ -342,7 +342,7 @@ type reader struct {
 	// Before the start mark.
 	off      int64  // stream offset of the next byte
 	held     []byte // the last bytes read, in which a mark or echo may begin
-	echoedTo int64  // stream offset past the echo of the typed line's opening or token; -1 until seen
+	echoedTo int64  // past the echo of the line's opening or token; -1: unseen
 	key      string // the last interrupt key echoed after it
 	keyAt    time.Time
 	started  time.Time // when the start mark was read
@@ -382,7 +382,7 @@ func newReader(j *job, from int64) *reader {
 func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 	if r.dec == nil {
 		rest, finished := r.scan(data, now)
-		if finished || rest == nil {
+		if finished || r.dec == nil {
 			return finished
 		}
 		data = rest
