@@ -64,6 +64,15 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		},
 		check: notRun("C-c"),
 	}, {
+		name:    "C-c from a person before the shell read a long command's typed line",
+		command: "echo ran # " + strings.Repeat("x", 300),
+		before:  foregroundScript(""),
+		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
+			waitTypedLine(t, srv, pane)
+			srv.Must("send-keys", "-t", pane, "C-c")
+		},
+		check: notRun("C-c"),
+	}, {
 		name:    "C-z from a person before the shell read the typed line",
 		command: "echo ran",
 		before:  foregroundScript(""),
@@ -92,6 +101,19 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
 			waitScreen(t, srv, pane, "started", func(l []string) bool { return hasLine(l, "started") })
 			s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-c", "enter": false}, nil)
+		},
+		check: func(t *testing.T, r jobOut, text string) {
+			if !r.Finished || status(r.ExitStatus) != "130" || !strings.Contains(r.Reason, "interrupted") || text != "started" {
+				t.Errorf("C-c during sleep: %+v output %q, want finished, status 130, a reason saying interrupted, output %q", r, text, "started")
+			}
+		},
+	}, {
+		// A long command travels through a tmux buffer: another typed line.
+		name:    "C-c while a long command runs",
+		command: "echo started; sleep 30 # " + strings.Repeat("x", 300),
+		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
+			waitScreen(t, srv, pane, "started", func(l []string) bool { return hasLine(l, "started") })
+			srv.Must("send-keys", "-t", pane, "C-c")
 		},
 		check: func(t *testing.T, r jobOut, text string) {
 			if !r.Finished || status(r.ExitStatus) != "130" || !strings.Contains(r.Reason, "interrupted") || text != "started" {
@@ -191,6 +213,14 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 			if r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo free", "timeoutSeconds": 20}); text != "free" || status(r.ExitStatus) != "0" {
 				t.Errorf("the next run_command in %s: %+v output %q, want status 0 and %q", pane, r, text, "free")
 			}
+			// A long command's buffer goes, even when its line never ran.
+			var buffers string
+			if !tmuxtest.WaitFor(settle, func() bool {
+				buffers = srv.Must("list-buffers", "-F", "#{buffer_name}")
+				return !strings.Contains(buffers, "tmcp-")
+			}) {
+				t.Errorf("tmux buffers left behind: %q", buffers)
+			}
 		})
 	}
 }
@@ -215,7 +245,8 @@ func foregroundScript(setup string) func(t *testing.T, srv *tmuxtest.Server, pan
 func waitTypedLine(t *testing.T, srv *tmuxtest.Server, pane string) {
 	t.Helper()
 	waitScreen(t, srv, pane, "the typed line", func(l []string) bool {
-		return strings.Contains(strings.Join(l, ""), "133;C;tmcp-")
+		// Its end, in both its forms: the shell's mark.
+		return strings.Contains(strings.Join(l, ""), "133;E;%s;tmcp-")
 	})
 }
 

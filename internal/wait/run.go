@@ -188,7 +188,7 @@ const maxInline = 160
 // job's markers.
 func (s *Service) send(ctx context.Context, req RunRequest, token string) error {
 	var line string
-	if enc := printfEncode(req.Command); len(enc) <= maxInline {
+	if enc, ok := inlined(req.Command); ok {
 		line = "(" + strings.ReplaceAll(wrapper(`eval "$(printf %b '`+enc+`')"`, token), "\n", ";") + ")" + afterward(token)
 	} else {
 		script := "tmcp_command=" + shellQuote(req.Command) + "\n" + wrapper(`eval "$tmcp_command"`, token) + "\n"
@@ -204,6 +204,13 @@ func (s *Service) send(ctx context.Context, req RunRequest, token string) error 
 	s.hub.Typed(req.PaneID, line)
 	// A carriage return is the Enter key: one command types the line and runs it.
 	return s.tc.SendKeys(ctx, req.PaneID, true, line+"\r")
+}
+
+// inlined returns a command encoded for the typed line, and whether it is
+// short enough to be typed so rather than through a buffer.
+func inlined(command string) (enc string, ok bool) {
+	enc = printfEncode(command)
+	return enc, len(enc) <= maxInline
 }
 
 // wrapper is the script that runs a command between the job's markers:
@@ -263,6 +270,12 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	defer done()
 	defer s.jobs.release(j)
 	r := newReader(j, from)
+	defer func() {
+		if _, ok := inlined(j.command); !ok && r.dec == nil {
+			// The line that would have read the command's buffer never ran.
+			s.dropBuffer(r.token)
+		}
+	}()
 	lostAtStart := stream.LostBytes()
 	liveness := time.NewTicker(livenessEvery)
 	defer liveness.Stop()
@@ -307,6 +320,14 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		}
 		due.Stop()
 	}
+}
+
+// dropBuffer deletes a tmux buffer, if it is there, within
+// tmux.DefaultCommandTimeout.
+func (s *Service) dropBuffer(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), tmux.DefaultCommandTimeout)
+	defer cancel()
+	_, _ = s.tc.Run(ctx, "delete-buffer", "-b", name)
 }
 
 const (
