@@ -153,16 +153,17 @@ func (b *bench) runCommand(ctx context.Context) error {
 // tmcp's run_command does (internal/wait/run.go, mirrored here): the
 // wrapper script goes into a tmux buffer, and the one typed line has the
 // shell read it back with a tmux process and run it; the wrapper marks
-// the start and, with the status, the end.
+// the start and, with the status, the end, and the shell marks how the
+// wrapper's subshell ended.
 func methodLines(socket, pane, command, token string) []string {
 	buffer := "tmcp-" + token
-	wrapper := fmt.Sprintf(`printf '\033]133;C;%[1]s\007'
-trap 'printf "\033]133;D;130;%[1]s\007"; exit 130' INT
+	wrapper := fmt.Sprintf(`trap 'exit 130' INT
+printf '\033]133;C;%[1]s\007'
 tmcp_command='%[2]s'
 (eval "$tmcp_command")
 printf '\033]133;D;%%s;%[1]s\007' "$?"
 `, token, command)
-	line := fmt.Sprintf(`(eval "$(tmux -S '%s' save-buffer -b %s - \; delete-buffer -b %s)")`, socket, buffer, buffer)
+	line := fmt.Sprintf(`(eval "$(tmux -S '%s' save-buffer -b %s - \; delete-buffer -b %s)");printf '\033]133;E;%%s;%s\007' $?`, socket, buffer, buffer, token)
 	return []string{
 		"set-buffer -b " + buffer + " -- " + tmuxQuote(wrapper),
 		"send-keys -t " + pane + " -l " + tmuxQuote(line),

@@ -590,9 +590,9 @@ func TestRunCommandWithSuppressHistoryTypesALeadingSpace(t *testing.T) {
 		t.Helper()
 		waitPrompt(t, srv, pane)
 		screen := bareCapture(srv, pane)
-		// The typed line starts with the wrapper's start marker when the
+		// The typed line starts with the wrapper's trap when the
 		// command is typed inline, or with the buffer read-back otherwise.
-		for _, start := range []string{`(printf '\033]133;C;`, `(eval "$(`} {
+		for _, start := range []string{`(trap '`, `(eval "$(`} {
 			for i := len(screen) - 1; i >= 0; i-- {
 				if k := strings.Index(screen[i], start); k >= 0 {
 					return screen[i][:k]

@@ -83,9 +83,11 @@ func (s *Server) sendKeysBatch(ctx context.Context, req *mcp.CallToolRequest, in
 	for _, text := range typedRuns(in.Keys) {
 		s.hub.Typed(id, text)
 	}
+	sentAt := time.Now()
 	if err := s.tmux.SendKeys(ctx, id, false, in.Keys...); err != nil {
 		return nil, keysOut{}, explain("sending keys to pane "+id, err)
 	}
+	s.waits.KeysSent(id, in.Keys, sentAt)
 	return nil, keysOut{PaneID: id, Keys: len(in.Keys), IsCaller: isCaller}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -77,7 +78,10 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 		if enter {
 			keys = append(keys, "Enter")
 		}
-		err = s.tmux.SendKeys(ctx, id, false, keys...)
+		sentAt := time.Now()
+		if err = s.tmux.SendKeys(ctx, id, false, keys...); err == nil {
+			s.waits.KeysSent(id, keys, sentAt)
+		}
 	}
 	if err != nil {
 		return nil, sentOut{}, explain("sending keys to pane "+id, err)

@@ -81,6 +81,13 @@ func (j *job) keptBytes() int {
 	return j.tail.KeptBytes()
 }
 
+// running returns the job holding a pane, if any.
+func (t *jobTable) running(paneID string) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byPane[paneID]
+}
+
 func (t *jobTable) get(id string) *job {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -96,6 +103,6 @@ func (t *jobTable) closeAll() {
 	}
 	t.mu.Unlock()
 	for _, j := range jobs {
-		j.end(false, 0, "tmcp shut down while the command ran; its status is unknown")
+		j.end(false, nil, "tmcp shut down while the command ran; its status is unknown")
 	}
 }

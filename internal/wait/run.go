@@ -1,6 +1,7 @@
 package wait
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -73,13 +74,15 @@ type job struct {
 
 	mu         sync.Mutex
 	finished   bool
-	status     int
+	status     *int
 	died       bool
 	reason     string
 	lost       bool
 	tail       *pane.TailBuffer
 	finishedAt time.Time
 	done       chan struct{}
+	typedAt    time.Time   // when the typed line had been sent
+	keys       chan string // interrupt keys tmcp sent after that
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -100,7 +103,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 		return JobResult{}, notTyped(wctx, err)
 	}
 	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
-		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{})}
+		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1)}
 	if holder := s.jobs.claim(j); holder != nil {
 		return JobResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
@@ -115,7 +118,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 
 	if err := s.send(wctx, req, markerPrefix+j.id); err != nil {
 		if !unanswered(wctx, err) || errors.Is(err, tmux.ErrNotSent) {
-			j.end(false, 0, "the command could not be typed: "+err.Error())
+			j.end(false, nil, "the command could not be typed: "+err.Error())
 			return JobResult{}, notTyped(wctx, err)
 		}
 		// tmux has the keys but did not answer: it types them if it
@@ -124,6 +127,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 		r.Reason = noAnswerReason + " while the command was typed: it runs if tmux takes the keys later; get_job follows it"
 		return r, nil
 	}
+	j.mu.Lock()
+	j.typedAt = time.Now()
+	j.mu.Unlock()
 	if req.Detach {
 		return j.result(false, req.MaxLines, req.MaxBytes), nil
 	}
@@ -202,15 +208,15 @@ const maxInline = 160
 // job's markers.
 func (s *Service) send(ctx context.Context, req RunRequest, token string) error {
 	var line string
-	if enc := printfEncode(req.Command); len(enc) <= maxInline {
-		line = "(" + strings.ReplaceAll(wrapper(`eval "$(printf %b '`+enc+`')"`, token), "\n", ";") + ")"
+	if enc, ok := inlined(req.Command); ok {
+		line = "(" + strings.ReplaceAll(wrapper(`eval "$(printf %b '`+enc+`')"`, token), "\n", ";") + ")" + afterward(token)
 	} else {
 		script := "tmcp_command=" + shellQuote(req.Command) + "\n" + wrapper(`eval "$tmcp_command"`, token) + "\n"
 		if _, err := s.tc.Run(ctx, "set-buffer", "-b", token, "--", script); err != nil {
 			return err
 		}
 		line = fmt.Sprintf(`(eval "$(%s -S %s save-buffer -b %s - \; delete-buffer -b %s)")`,
-			shellQuote(s.tc.Binary()), shellQuote(s.tc.SocketPath()), token, token)
+			shellQuote(s.tc.Binary()), shellQuote(s.tc.SocketPath()), token, token) + afterward(token)
 	}
 	if req.SuppressHistory {
 		line = " " + line
@@ -220,15 +226,40 @@ func (s *Service) send(ctx context.Context, req RunRequest, token string) error 
 	return s.tc.SendKeys(ctx, req.PaneID, true, line+"\r")
 }
 
-// wrapper is the script that runs a command between the job's markers: it
-// marks the start, runs the command in a subshell (so exit cannot end the
-// pane's shell), and marks the end with the status. C-c reaches the
-// command; the trap still marks the end, with 130.
+// inlined returns a command encoded for the typed line, and whether it is
+// short enough to be typed so rather than through a buffer.
+func inlined(command string) (enc string, ok bool) {
+	enc = printfEncode(command)
+	return enc, len(enc) <= maxInline
+}
+
+// wrapper is the script that runs a command between the job's markers:
+// it sets its trap first, so that once the start is marked a C-c always
+// ends in a mark; marks the start; runs the command in a subshell (so exit
+// cannot end the pane's shell); and marks the end with the status. C-c
+// reaches the command, and the trap makes the wrapper exit with 130
+// rather than die, so that the shell goes on to the mark of afterward.
 func wrapper(run, token string) string {
-	return fmt.Sprintf(`printf '\033]133;C;%[1]s\007'
-trap 'printf "\033]133;D;130;%[1]s\007"; exit 130' INT
+	return fmt.Sprintf(trapINT+`
+printf '\033]133;C;%[1]s\007'
 (%[2]s)
 printf '\033]133;D;%%s;%[1]s\007' "$?"`, token, run)
+}
+
+// trapINT is the wrapper's first line.
+const trapINT = `trap 'exit 130' INT`
+
+// lineOpenings are how the two forms of the typed line begin, inline and
+// through a buffer: a line editor may echo them and no more before an
+// interrupt key cuts the line.
+var lineOpenings = [][]byte{[]byte("(" + trapINT), []byte(`(eval "$(`)}
+
+// afterward is typed after the wrapper's subshell: the pane's shell itself
+// marks how that subshell ended when it could not say so itself, because
+// C-c or C-z reached it, or a signal killed it (E carries the shell's $?:
+// 130 after the trap, 128+n after signal n).
+func afterward(token string) string {
+	return `;printf '\033]133;E;%s;` + token + `\007' $?`
 }
 
 // printfEncode writes s for printf's %b inside single quotes: printable
@@ -238,7 +269,9 @@ func printfEncode(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c < 0x7f && c != '\'' && c != '\\' {
+		// A caret is encoded too: the typed line never shows "^C", so the
+		// echo of an interrupt key after it cannot be mistaken.
+		if c >= 0x20 && c < 0x7f && c != '\'' && c != '\\' && c != '^' {
 			b.WriteByte(c)
 			continue
 		}
@@ -256,8 +289,16 @@ func shellQuote(s string) string {
 func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done func()) {
 	defer done()
 	defer s.jobs.release(j)
-	r := &reader{j: j, token: markerPrefix + j.id, dec: pane.NewDecoder(from)}
+	r := newReader(j, from)
+	defer func() {
+		if _, ok := inlined(j.command); !ok && r.dec == nil {
+			// The line that would have read the command's buffer never ran.
+			s.dropBuffer(r.token)
+		}
+	}()
 	lostAtStart := stream.LostBytes()
+	due := time.NewTimer(0) // armed only while the reader has a time due
+	due.Stop()
 	for {
 		changed := stream.Changed()
 		data := f.take()
@@ -269,49 +310,123 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			j.mu.Unlock()
 		}
 		if len(data) > 0 {
-			if r.consume(data) {
+			// A pane that keeps writing must not hold off what is due.
+			if now := time.Now(); r.consume(data, now) || r.expire(now) {
 				return
 			}
 			continue
 		}
 		if closed, reason := stream.Closed(); closed {
-			j.end(true, 0, reason)
+			j.end(true, nil, reason)
 			return
+		}
+		var wake <-chan time.Time
+		if at := r.due(); !at.IsZero() {
+			due.Reset(time.Until(at))
+			wake = due.C
 		}
 		select {
 		case <-f.ready:
 		case <-changed:
 		case <-j.done:
 			return
+		case key := <-j.keys:
+			r.keySent(key, time.Now())
+		case <-wake:
+			if r.expire(time.Now()) {
+				return
+			}
 		}
+		due.Stop()
 	}
 }
 
-// reader finds a job's output between its markers. Before the start
-// marker its decoder only looks for that marker; at the marker, decoding
-// starts afresh, so the output's lines owe nothing to the row the echo and
-// the prompt left the cursor on.
-type reader struct {
-	j       *job
-	token   string
-	dec     *pane.Decoder
-	running bool
+// dropBuffer deletes a tmux buffer, if it is there, within
+// tmux.DefaultCommandTimeout.
+func (s *Service) dropBuffer(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), tmux.DefaultCommandTimeout)
+	defer cancel()
+	_, _ = s.tc.Run(ctx, "delete-buffer", "-b", name)
 }
 
-// consume decodes output and reports whether the job has finished.
-func (r *reader) consume(data []byte) (finished bool) {
-	if !r.running {
-		base := r.dec.Offset()
-		start := int64(-1)
-		r.dec.Decode(data, func(ev pane.Event) {
-			if start < 0 && r.marker(ev) == "C" {
-				start = ev.Offset
-			}
-		})
-		if start < 0 {
-			return false
+const (
+	// keyGrace is how long a job whose typed line an interrupt key may
+	// have cut waits for its start mark before it is reported not run:
+	// the mark follows at once when the shell had read the line, so this
+	// only covers a machine slow to schedule the wrapper.
+	keyGrace = 500 * time.Millisecond
+	// replaceGrace is how long a command that replaces its shell with
+	// another (exec sh) is given to fail, and so report a status, before
+	// it is reported as a shell waiting at its prompt.
+	replaceGrace = 500 * time.Millisecond
+	// maxMarkLen bounds a mark's bytes as the wrapper writes them, for
+	// finding one split between two reads.
+	maxMarkLen = 64
+)
+
+// keyEchoes are the terminal's echoes of the keys that send a signal and
+// discard the unread input: C-c, C-z and C-\.
+var keyEchoes = []struct{ echo, key string }{{"^C", "C-c"}, {"^Z", "C-z"}, {"^\\", `C-\`}}
+
+// reader finds a job's output between its marks. Until the start mark it
+// only scans the raw bytes, for the marks and for an interrupt key's echo
+// after the echo of the typed line's opening; from the byte after the
+// start mark it decodes, once, so the output's lines owe nothing to the
+// row the echo and the prompt left the cursor on.
+type reader struct {
+	j         *job
+	token     string
+	startMark []byte
+	replaces  bool // the command replaces its shell: it never ends by itself
+
+	// Before the start mark.
+	off      int64  // stream offset of the next byte
+	held     []byte // the last bytes read, in which a mark or echo may begin
+	echoedTo int64  // past the echo of the line's opening or token; -1: unseen
+	key      string // the last interrupt key echoed after it
+	keyAt    time.Time
+	started  time.Time // when the start mark was read
+
+	dec *pane.Decoder // from the start mark on
+	// From a line the echo of C-z ends: held back until the job ends,
+	// for when it stops, the shell's job message that follows is no
+	// output; let go past maxHeldLines, when the command ignored the key.
+	heldLines []string
+}
+
+// maxHeldLines bounds the lines held back after the echo of C-z.
+const maxHeldLines = 8
+
+// line takes a line of the command's output, or a piece of one that goes
+// on (more).
+func (r *reader) line(text string, more bool) {
+	if len(r.heldLines) == 0 && (more || !strings.HasSuffix(text, "^Z")) {
+		r.j.addPiece(text, more)
+		return
+	}
+	r.heldLines = append(r.heldLines, text)
+	if len(r.heldLines) > maxHeldLines {
+		for _, l := range r.heldLines {
+			r.j.add(l)
 		}
-		r.running, r.dec, data = true, pane.NewDecoder(start), data[start-base:]
+		r.heldLines = nil
+	}
+}
+
+func newReader(j *job, from int64) *reader {
+	token := markerPrefix + j.id
+	return &reader{j: j, token: token, startMark: []byte("\x1b]133;C;" + token + "\a"),
+		replaces: replacesShell(j.command), off: from, echoedTo: -1}
+}
+
+// consume reads output and reports whether the job has finished.
+func (r *reader) consume(data []byte, now time.Time) (finished bool) {
+	if r.dec == nil {
+		rest, finished := r.scan(data, now)
+		if finished || r.dec == nil {
+			return finished
+		}
+		data = rest
 	}
 	r.dec.Decode(data, func(ev pane.Event) {
 		if finished {
@@ -319,38 +434,231 @@ func (r *reader) consume(data []byte) (finished bool) {
 		}
 		switch ev.Kind {
 		case pane.EventLine:
-			r.j.addPiece(ev.Text, ev.Cut)
+			r.line(ev.Text, ev.Cut)
 		case pane.EventOSC:
-			fields := strings.Split(ev.Text, ";")
-			if r.marker(ev) != "D" || len(fields) != 4 {
-				return
+			kind, status, ok := r.mark(ev.Text)
+			if ok && (kind == "D" || kind == "E") {
+				r.endWith(kind, status, r.dec.Partial())
+				finished = true
 			}
-			status, _ := strconv.Atoi(fields[2])
-			last := r.dec.Partial()
-			if status == 130 {
-				// The terminal's echo of the C-c that interrupted it.
-				last = strings.TrimSuffix(last, "^C")
-			}
-			if last != "" {
-				r.j.add(last)
-			}
-			r.j.end(false, status, "")
-			finished = true
 		}
 	})
 	return finished
 }
 
-// marker returns "C" or "D" for this job's start and end markers.
-func (r *reader) marker(ev pane.Event) string {
-	if ev.Kind != pane.EventOSC {
-		return ""
+// scan looks at bytes read before the start mark. It returns what follows
+// the start mark once it is found, or whether the job ended without one.
+func (r *reader) scan(data []byte, now time.Time) (rest []byte, finished bool) {
+	// A read that holds the whole start mark is cut just past it, so that
+	// the output after it is neither copied nor scanned.
+	if k := bytes.Index(data, r.startMark); k >= 0 {
+		cut := k + len(r.startMark)
+		if _, finished = r.scanPart(data[:cut], now); finished || r.dec == nil {
+			return nil, finished
+		}
+		return data[cut:], false
 	}
-	fields := strings.Split(ev.Text, ";")
+	return r.scanPart(data, now)
+}
+
+// scanPart is scan on bytes that the last read held and data.
+func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished bool) {
+	buf := append(r.held, data...)
+	base := r.off - int64(len(r.held)) // stream offset of buf[0]
+	r.off += int64(len(data))
+	tok := []byte(r.token)
+	for _, o := range lineOpenings {
+		if k := bytes.Index(buf, o); k >= 0 && r.echoedTo < 0 {
+			r.echoedTo = base + int64(k+len(o))
+		}
+	}
+	for i := 0; ; {
+		k := bytes.Index(buf[i:], tok)
+		if k < 0 {
+			break
+		}
+		k += i
+		i = k + len(tok)
+		if i == len(buf) {
+			break // its next byte tells a mark from the echo
+		}
+		if buf[i] != '\a' {
+			if r.echoedTo < 0 {
+				r.echoedTo = base + int64(i)
+			}
+			continue
+		}
+		start := bytes.LastIndex(buf[:k], []byte("\x1b]"))
+		if start < 0 {
+			continue
+		}
+		kind, status, ok := r.mark(string(buf[start+2 : i]))
+		switch {
+		case !ok:
+		case kind == "C":
+			r.started = now
+			r.dec = pane.NewDecoder(base + int64(i+1))
+			r.held = nil
+			return buf[i+1:], false
+		case kind == "E":
+			r.endWith(kind, status, "")
+			return nil, true
+		}
+	}
+	if r.echoedTo >= 0 {
+		// Only new bytes, and the held one a key's echo may begin with.
+		r.keyEchoedIn(buf[max(r.echoedTo-base, int64(len(r.held)-1), 0):], now)
+	}
+	r.held = append(r.held[:0], buf[max(0, len(buf)-maxMarkLen):]...)
+	return nil, false
+}
+
+// keyEchoedIn notes the last interrupt key echoed in b.
+func (r *reader) keyEchoedIn(b []byte, now time.Time) {
+	last := -1
+	for _, k := range keyEchoes {
+		if i := bytes.LastIndex(b, []byte(k.echo)); i > last {
+			last, r.key, r.keyAt = i, k.key, now
+		}
+	}
+}
+
+// keySent notes an interrupt key tmcp sent after the line was typed: it
+// tells what its echo would, where the terminal does not echo it.
+func (r *reader) keySent(key string, now time.Time) {
+	if r.dec == nil {
+		r.key, r.keyAt = key, now
+	}
+}
+
+// KeysSent tells a pane's job that tmcp sent it keys (tmux key names) in a
+// send that began at sentAt, so that an interrupt key sent after its line
+// was typed ends it as its echo would, even where the terminal echoes no
+// ^C (stty -echoctl, zsh).
+func (s *Service) KeysSent(paneID string, keys []string, sentAt time.Time) {
+	j := s.jobs.running(paneID)
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	after := !j.typedAt.IsZero() && sentAt.After(j.typedAt)
+	j.mu.Unlock()
+	for _, k := range keys {
+		if key := interruptKey(k); key != "" && after {
+			select {
+			case j.keys <- key:
+			default: // one waiting is enough
+			}
+		}
+	}
+}
+
+// interruptKey returns the key a tmux key name stands for if it is one the
+// terminal turns into a signal, discarding unread input: C-c, C-z, C-\.
+func interruptKey(name string) string {
+	switch strings.ToLower(name) {
+	case "c-c", "^c":
+		return "C-c"
+	case "c-z", "^z":
+		return "C-z"
+	case `c-\`, `^\`:
+		return `C-\`
+	}
+	return ""
+}
+
+// due returns when the reader must next look at the clock, or zero.
+func (r *reader) due() time.Time {
+	switch {
+	case r.dec == nil && r.key != "":
+		return r.keyAt.Add(keyGrace)
+	case r.dec != nil && r.replaces:
+		return r.started.Add(replaceGrace)
+	}
+	return time.Time{}
+}
+
+// expire ends the job if what due waited for has come to pass.
+func (r *reader) expire(now time.Time) bool {
+	at := r.due()
+	if at.IsZero() || now.Before(at) {
+		return false
+	}
+	if r.dec == nil {
+		r.j.end(false, nil, fmt.Sprintf("interrupted: %s reached the shell before it ran the typed line, which was discarded; the command did not run", r.key))
+		return true
+	}
+	// The unfinished line is the new shell's prompt, not output.
+	r.j.end(false, nil, "the command replaced the shell with another, which waits at its prompt in this pane; its exit status will not be known")
+	return true
+}
+
+// endWith ends the job at its end mark: D from the wrapper with the
+// command's status, or E from the pane's shell when the wrapper could not
+// write D. last is the unfinished line at the mark.
+func (r *reader) endWith(kind string, status int, last string) {
+	var reason string
+	known := true
+	switch sig := status - 128; {
+	case kind == "D":
+	case status == 130:
+		reason = "interrupted by C-c"
+	case sig >= 17 && sig <= 22:
+		// 128 plus a stop signal (TSTP, STOP, TTIN, TTOU) on Linux and the
+		// BSDs alike; the numbers these do not share cannot end a process.
+		reason, known = "stopped, by C-z or a stop signal: the shell holds it as a stopped job, fg resumes it, and its output from then on is not followed", false
+	case sig > 0:
+		reason = fmt.Sprintf("ended by signal %d", sig)
+	}
+	if !known && len(r.heldLines) > 0 {
+		// Stopped: what followed the echo of C-z is the shell's.
+		last, r.heldLines = r.heldLines[0], nil
+	}
+	for _, l := range r.heldLines {
+		r.j.add(l)
+	}
+	// The terminal's echo of the key that interrupted or stopped it.
+	last = strings.TrimSuffix(strings.TrimSuffix(last, "^C"), "^Z")
+	if last != "" {
+		r.j.add(last)
+	}
+	if !known {
+		r.j.end(false, nil, reason)
+		return
+	}
+	r.j.end(false, &status, reason)
+}
+
+// mark parses an OSC payload as one of this job's marks: "C", the start;
+// "D" and "E", the end, with a status.
+func (r *reader) mark(payload string) (kind string, status int, ok bool) {
+	fields := strings.Split(payload, ";")
 	if len(fields) < 3 || fields[0] != "133" || fields[len(fields)-1] != r.token {
-		return ""
+		return "", 0, false
 	}
-	return fields[1]
+	switch kind = fields[1]; {
+	case kind == "C" && len(fields) == 3:
+		return kind, 0, true
+	case (kind == "D" || kind == "E") && len(fields) == 4:
+		status, err := strconv.Atoi(fields[2])
+		return kind, status, err == nil
+	}
+	return "", 0, false
+}
+
+// replacesShell reports whether a command replaces the shell it runs in
+// with an interactive one, as "exec bash -l" does: it never ends by itself.
+func replacesShell(command string) bool {
+	words := strings.Fields(command)
+	if len(words) < 2 || words[0] != "exec" || !isShell(words[1]) {
+		return false
+	}
+	for _, w := range words[2:] {
+		if !strings.HasPrefix(w, "-") || strings.HasPrefix(w, "--") || strings.ContainsRune(w, 'c') {
+			return false // a script, or a command for it to run
+		}
+	}
+	return true
 }
 
 func (j *job) add(line string) { j.addPiece(line, false) }
@@ -362,8 +670,9 @@ func (j *job) addPiece(line string, more bool) {
 	j.tail.AddPiece(line, more)
 }
 
-// end records how the job ended, once.
-func (j *job) end(died bool, status int, reason string) {
+// end records how the job ended, once: with the command's status, if it
+// is known, and a reason, if there is one to give.
+func (j *job) end(died bool, status *int, reason string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.finished {
@@ -405,8 +714,8 @@ func (j *job) result(timedOut bool, maxLines, maxBytes int) JobResult {
 		TotalLines: j.tail.TotalLines(), TotalBytes: j.tail.TotalBytes(), Elapsed: time.Since(j.started)}
 	if j.finished {
 		r.Elapsed = j.finishedAt.Sub(j.started)
-		if !j.died && j.reason == "" {
-			status := j.status
+		if j.status != nil {
+			status := *j.status
 			r.ExitStatus = &status
 		}
 	}

@@ -1,0 +1,214 @@
+package wait
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
+)
+
+// readerFixture is a job and its reader, fed by hand.
+func readerFixture(command string) (*job, *reader) {
+	j := &job{id: "0123456789ab", command: command, tail: pane.NewTailBuffer(100, 1<<16), done: make(chan struct{})}
+	return j, newReader(j, 1000)
+}
+
+// typedEcho is what the terminal shows of a typed line: its text, with the
+// token, and the Enter.
+func typedEcho(token string) string {
+	return `# (trap 'exit 130' INT;printf '\033]133;C;` + token + `\007';(eval "$(printf %b 'x')"))` + "\r\n"
+}
+
+func mark(kind, token string, status ...int) string {
+	if len(status) == 0 {
+		return "\x1b]133;" + kind + ";" + token + "\a"
+	}
+	return fmt.Sprintf("\x1b]133;%s;%d;%s\a", kind, status[0], token)
+}
+
+func TestReaderTakesTheOutputBetweenItsMarksWhereverTheReadsSplit(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	stream := "\x1b]0;title\a" + typedEcho(token) + mark("C", token) + "out 1\r\nout 2\r\nlast" + mark("D", token, 3) +
+		mark("E", token, 3) + "# "
+	for i := 0; i <= len(stream); i++ {
+		j, r := readerFixture("x")
+		now := time.Now()
+		done := r.consume([]byte(stream[:i]), now) || r.consume([]byte(stream[i:]), now)
+		res := j.result(false, 0, 0)
+		if !done || status(res) != "3" || res.Reason != "" || !slices.Equal(res.Lines, []string{"out 1", "out 2", "last"}) {
+			t.Fatalf("split at %d: done %v status %s reason %q lines %q, want done, 3, no reason, [out 1, out 2, last]",
+				i, done, status(res), res.Reason, res.Lines)
+		}
+	}
+}
+
+func TestReaderEndsAtTheShellsMarkWhenTheWrapperWroteNone(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	for _, tt := range []struct {
+		name, after, status, reason string
+	}{
+		{"C-c: the trap exits 130", "started\r\n^C" + mark("E", token, 130), "130", "interrupted by C-c"},
+		{"C-z: stopped", "started\r\n^Z" + mark("E", token, 148), "none", "stopped"},
+		{"a signal: killed", "started\r\n" + mark("E", token, 143), "143", "signal 15"},
+		{"C-z in bash: its job message is no output", "started\r\n^Z\r\n[1]+  Stopped   ( trap 'exit 130' INT; ... )\r\n" + mark("E", token, 148), "none", "stopped"},
+		{"C-z at the end of a line", "started^Z\r\n[1]+  Stopped\r\n" + mark("E", token, 148), "none", "stopped"},
+		{"the wrapper's own mark comes first", "started\r\n" + mark("D", token, 148) + mark("E", token, 148), "148", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, r := readerFixture("x")
+			if !r.consume([]byte(typedEcho(token)+mark("C", token)+tt.after), time.Now()) {
+				t.Fatal("the job did not end at its mark")
+			}
+			res := j.result(false, 0, 0)
+			if status(res) != tt.status || !strings.Contains(res.Reason, tt.reason) || tt.reason == "" && res.Reason != "" ||
+				!slices.Equal(res.Lines, []string{"started"}) {
+				t.Errorf("status %s reason %q lines %q, want %s, a reason with %q, [started]", status(res), res.Reason, res.Lines, tt.status, tt.reason)
+			}
+		})
+	}
+}
+
+func TestReaderCallsALineCutByAKeyNotRunOnlyAfterItsEchoAndAGrace(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	for _, tt := range []struct {
+		name, stream, more, key string // key: "" if the job must go on
+	}{
+		{"C-c after the echo", typedEcho(token) + "^C\r\n# ", "", "C-c"},
+		{"C-c after the echo of the line's opening", "# (trap 'exit 130' INT;pri^C\r\n# ", "", "C-c"},
+		{"C-c after the echo of the buffer line's opening", `# (eval "$('/usr/bin/tm^C` + "\r\n# ", "", "C-c"},
+		{"C-z after the echo, its echo split", typedEcho(token) + "^", "Z", "C-z"},
+		{"C-\\ after the echo", typedEcho(token) + "^\\\r\n# ", "", `C-\`},
+		{"C-c before the line was typed", "^C\r\n# " + typedEcho(token), "", ""},
+		{"C-c before the line was typed, the echo split", "^C\r\n# " + typedEcho(token)[:40], typedEcho(token)[40:], ""},
+		{"no key", typedEcho(token) + "# ", "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, r := readerFixture("x")
+			now := time.Now()
+			if r.consume([]byte(tt.stream), now) || r.consume([]byte(tt.more), now) {
+				t.Fatal("the job ended at once, want it to wait for its grace")
+			}
+			if r.expire(now.Add(keyGrace - time.Millisecond)) {
+				t.Fatal("the job ended before its grace")
+			}
+			ended := r.expire(now.Add(keyGrace))
+			res := j.result(false, 0, 0)
+			if tt.key == "" {
+				if ended || res.Finished {
+					t.Fatalf("the job ended (%q), want it to go on", res.Reason)
+				}
+				return
+			}
+			if !ended || res.ExitStatus != nil || !strings.Contains(res.Reason, tt.key) || !strings.Contains(res.Reason, "did not run") {
+				t.Errorf("ended %v status %s reason %q, want ended, no status, a reason naming %s and saying it did not run", ended, status(res), res.Reason, tt.key)
+			}
+		})
+	}
+	t.Run("the start mark within the grace", func(t *testing.T) {
+		j, r := readerFixture("x")
+		now := time.Now()
+		r.consume([]byte(typedEcho(token)+"^C\r\n"), now)
+		if r.consume([]byte(mark("C", token)+"ran\r\n"), now) || r.expire(now.Add(time.Minute)) {
+			t.Fatalf("the job ended (%q) though it started, want it to go on", j.result(false, 0, 0).Reason)
+		}
+	})
+}
+
+func TestReaderReportsACommandThatExecsAShellOnceItHadTimeToFail(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	j, r := readerFixture("exec sh")
+	now := time.Now()
+	r.consume([]byte(typedEcho(token)+mark("C", token)+"# "), now)
+	if r.expire(now.Add(replaceGrace - time.Millisecond)) {
+		t.Fatal("ended before its grace")
+	}
+	if !r.expire(now.Add(replaceGrace)) || !strings.Contains(j.result(false, 0, 0).Reason, "replaced the shell") {
+		t.Fatalf("after the grace: %+v, want ended, the shell replaced", j.result(false, 0, 0))
+	}
+
+	j, r = readerFixture("exec sh")
+	if !r.consume([]byte(typedEcho(token)+mark("C", token)+"sh: not found\r\n"+mark("D", token, 127)), now) || status(j.result(false, 0, 0)) != "127" {
+		t.Fatalf("a failed exec: %+v, want status 127", j.result(false, 0, 0))
+	}
+}
+
+func TestReplacesShell(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"exec sh": true, "exec bash -l": true, "  exec /bin/zsh -i ": true,
+		"exec sh -c 'echo x'": false, "exec bash script.sh": false, "exec python3": false,
+		"sh": false, "exec": false, "exec bash --rcfile x": false,
+	} {
+		if got := replacesShell(cmd); got != want {
+			t.Errorf("replacesShell(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+func TestReaderTakesAKeyTmcpSentAsItsEcho(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	j, r := readerFixture("x")
+	now := time.Now()
+	r.consume([]byte(typedEcho(token)+"\r\n# "), now)
+	r.keySent("C-c", now)
+	if !r.expire(now.Add(keyGrace)) || !strings.Contains(j.result(false, 0, 0).Reason, "did not run") {
+		t.Fatalf("C-c sent before the start: %+v, want the job not run", j.result(false, 0, 0))
+	}
+
+	j, r = readerFixture("x")
+	r.consume([]byte(typedEcho(token)+mark("C", token)), now)
+	r.keySent("C-c", now)
+	if r.expire(now.Add(time.Minute)) || j.result(false, 0, 0).Finished {
+		t.Fatal("C-c sent after the start ended the job; only its mark may")
+	}
+}
+
+func TestInterruptKey(t *testing.T) {
+	for name, want := range map[string]string{
+		"C-c": "C-c", "c-C": "C-c", "^C": "C-c", "C-z": "C-z", "^z": "C-z", `C-\`: `C-\`, `^\`: `C-\`,
+		"C-d": "", "c": "", "Enter": "", "M-c": "",
+	} {
+		if got := interruptKey(name); got != want {
+			t.Errorf("interruptKey(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestReaderKeepsTheOutputOfACommandThatIgnoredCtrlZ(t *testing.T) {
+	token := markerPrefix + "0123456789ab"
+	want := []string{"started", "^Z"}
+	for i := range maxHeldLines + 1 {
+		want = append(want, fmt.Sprint("line ", i))
+	}
+	j, r := readerFixture("x")
+	if !r.consume([]byte(typedEcho(token)+mark("C", token)+strings.Join(want, "\r\n")+"\r\n"+mark("D", token, 0)), time.Now()) {
+		t.Fatal("the job did not end at its mark")
+	}
+	if res := j.result(false, 0, 0); status(res) != "0" || !slices.Equal(res.Lines, want) {
+		t.Errorf("status %s lines %q, want 0 and %q", status(res), res.Lines, want)
+	}
+	j, r = readerFixture("x")
+	if !r.consume([]byte(typedEcho(token)+mark("C", token)+"started\r\n^Z\r\nmore\r\n"+mark("D", token, 0)), time.Now()) {
+		t.Fatal("the job did not end at its mark")
+	}
+	if res := j.result(false, 0, 0); !slices.Equal(res.Lines, []string{"started", "^Z", "more"}) {
+		t.Errorf("lines %q, want the held lines let go at the end", res.Lines)
+	}
+}
+
+// BenchmarkReaderFirstChunk reads a job whose whole run comes in one read:
+// the echo, the start mark, 4096 lines and the end mark.
+func BenchmarkReaderFirstChunk(b *testing.B) {
+	token := markerPrefix + "0123456789ab"
+	chunk := []byte(typedEcho(token) + mark("C", token) + strings.Repeat("a line of output\r\n", 4096) + mark("D", token, 0))
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, r := readerFixture("x")
+		if !r.consume(chunk, time.Now()) {
+			b.Fatal("the job did not end at its mark")
+		}
+	}
+}
