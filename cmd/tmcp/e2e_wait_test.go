@@ -1259,8 +1259,9 @@ func TestWaitForTextSpawnsNoTmuxProcessWhileWaiting(t *testing.T) {
 	script, log := tmuxWrapper(t)
 	s := startTMCP(t, srv, "", "-binary", script)
 
-	// A first wait attaches what waits on this pane need.
-	s.waitText(map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 0.2})
+	// A first wait attaches what waits on this pane need; its budget must
+	// let the attach finish however loaded the machine is.
+	s.waitText(map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 2})
 	before := children(s.pid())
 	for _, pid := range before {
 		if c := cmdline(pid); !strings.Contains(c, " -C") {

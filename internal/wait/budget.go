@@ -32,6 +32,18 @@ func bounded(ctx context.Context, t Timeout) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, Budget(t))
 }
 
+// begun returns when the call under ctx, bounded for a wait of t, began:
+// where it entered, when that set its deadline, so that elapsed times count
+// what the client waited, not only the wait itself.
+func begun(ctx context.Context, t Timeout) time.Time {
+	if d, ok := ctx.Deadline(); ok && t.Duration > 0 {
+		if at := d.Add(-Budget(t)); at.Before(time.Now()) {
+			return at
+		}
+	}
+	return time.Now()
+}
+
 // waiting returns ctx bounded to when the wait stops waiting: the call's
 // deadline less the final read's grace. Every tmux call made while waiting
 // takes this context; the final read takes the call's own.

@@ -43,9 +43,9 @@ func (s *Service) WaitForChannel(ctx context.Context, channel string, timeout Ti
 	if err := CheckChannel(channel); err != nil {
 		return ChannelResult{}, err
 	}
-	start := time.Now()
 	ctx, cancel := bounded(ctx, timeout)
 	defer cancel()
+	start := begun(ctx, timeout)
 	wctx, cancelWait := waiting(ctx)
 	defer cancelWait()
 	stop := progress(progressFn, start)

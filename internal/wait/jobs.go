@@ -21,7 +21,7 @@ func (s *Service) Job(ctx context.Context, id string, timeout Timeout, maxLines,
 	defer cancel()
 	wctx, cancelWait := waiting(ctx)
 	defer cancelWait()
-	return s.await(wctx, j, maxLines, maxBytes, fn, time.Now()), nil
+	return s.await(wctx, j, maxLines, maxBytes, fn, begun(ctx, timeout)), nil
 }
 
 // jobTable holds the running job of each pane and the recent jobs.

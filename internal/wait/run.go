@@ -88,7 +88,6 @@ type job struct {
 // Run runs a command in a pane's shell and waits for it within its
 // timeout; a command that outlasts the wait goes on as a job.
 func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
-	start := time.Now()
 	if strings.IndexByte(req.Command, 0) >= 0 {
 		return JobResult{}, errors.New("command contains a NUL byte")
 	}
@@ -97,6 +96,7 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	}
 	ctx, cancel := bounded(ctx, req.Timeout)
 	defer cancel()
+	start := begun(ctx, req.Timeout)
 	wctx, cancelWait := waiting(ctx)
 	defer cancelWait()
 	if err := s.awaitShell(wctx, req.PaneID); err != nil {

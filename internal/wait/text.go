@@ -118,9 +118,9 @@ type textWait struct {
 // timeout passes. The stream is attached before the screen is read, and
 // rows that appeared while it was being attached count as new output.
 func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult, error) {
-	start := time.Now()
 	ctx, cancel := bounded(ctx, req.Timeout)
 	defer cancel()
+	start := begun(ctx, req.Timeout)
 	// Every tmux call until the wait ends takes wctx; only the final read
 	// may use the grace left after it.
 	wctx, cancelWait := waiting(ctx)
