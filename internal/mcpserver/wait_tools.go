@@ -28,6 +28,8 @@ func (s *Server) waitTools() []toolDef {
 			Description: "A run_command job's status and output; timeoutSeconds waits for it to finish first."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
 			Description: "Wait until a pane prints a line matching patterns (stop patterns end it as a failure; none: any output; idleSeconds: quiet). Only output after the call or cursor counts, never old screen text or echoed keys. Returns outcome, line, tail, cursor."}, s.waitForText),
+		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly("Wait for command"),
+			Description: "Wait until the command running in a pane ends (at a prompt: the next one) and return its exitStatus, duration and output. Needs shell marks: tmcp init."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
 			Description: "Wait until a tmux wait-for channel is signalled (signal_channel, or tmux wait-for -S in a pane)."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
@@ -198,6 +200,51 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		text += "\n--- screen ---\n" + strings.Join(r.Screen, "\n")
 	}
 	return textResult(out, text), out, nil
+}
+
+type waitForCommandIn struct {
+	PaneID         string  `json:"paneId,omitempty"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
+	Cursor         string  `json:"cursor,omitempty" jsonschema:"count commands ending after it"`
+	MaxLines       int     `json:"maxLines,omitempty"`
+	MaxBytes       int     `json:"maxBytes,omitempty"`
+}
+
+type waitForCommandOut struct {
+	Outcome         string  `json:"outcome" jsonschema:"ended, timeout, no_marks, pane_died, output_lost or cancelled"`
+	ExitStatus      *int    `json:"exitStatus,omitempty"`
+	DurationSeconds float64 `json:"durationSeconds,omitempty"`
+	Running         bool    `json:"running,omitempty"`
+	Partial         bool    `json:"partial,omitempty" jsonschema:"output began before tmcp saw it"`
+	Cwd             string  `json:"cwd,omitempty"`
+	Cursor          string  `json:"cursor"`
+	Reason          string  `json:"reason,omitempty"`
+	TotalLines      int     `json:"totalLines"`
+	Lines           int     `json:"lines" jsonschema:"output lines, in the second content block"`
+	pane.Truncation
+	waitTiming
+}
+
+func (s *Server) waitForCommand(ctx context.Context, req *mcp.CallToolRequest, in waitForCommandIn) (*mcp.CallToolResult, waitForCommandOut, error) {
+	id := in.PaneID
+	if c, err := pane.ParseCursor(in.Cursor); id == "" && err == nil {
+		id = c.PaneID
+	}
+	id, err := s.pane(ctx, id)
+	if err != nil {
+		return nil, waitForCommandOut{}, err
+	}
+	t := s.waits.Clamp(in.TimeoutSeconds, defaultWaitTimeout)
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
+	r, err := s.waits.WaitForCommand(ctx, wait.CommandRequest{PaneID: id, Timeout: t, Cursor: in.Cursor,
+		MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)})
+	if err != nil {
+		return nil, waitForCommandOut{}, explain("waiting for a command in pane "+id, err)
+	}
+	out := waitForCommandOut{Outcome: r.Outcome, ExitStatus: r.ExitStatus, DurationSeconds: round3(r.Duration.Seconds()),
+		Running: r.Running, Partial: r.Partial, Cwd: r.Cwd, Cursor: r.Cursor, Reason: r.Reason, TotalLines: r.TotalLines,
+		Lines: len(r.Lines), Truncation: r.Truncation, waitTiming: timing(r.Elapsed, t)}
+	return textResult(out, strings.Join(r.Lines, "\n")), out, nil
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
