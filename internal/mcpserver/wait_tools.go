@@ -216,7 +216,7 @@ type waitForCommandOut struct {
 	DurationSeconds float64 `json:"durationSeconds,omitempty"`
 	Running         bool    `json:"running,omitempty"`
 	Partial         bool    `json:"partial,omitempty" jsonschema:"output began before tmcp saw it"`
-	Cwd             string  `json:"cwd,omitempty"`
+	Cwd             string  `json:"cwd,omitempty" jsonschema:"where it ran"`
 	Cursor          string  `json:"cursor"`
 	Reason          string  `json:"reason,omitempty"`
 	TotalLines      int     `json:"totalLines"`

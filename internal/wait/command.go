@@ -43,7 +43,7 @@ type CommandResult struct {
 	TotalLines int
 	TotalBytes int
 	Partial    bool   // the output began before tmcp saw it: Lines lack its start
-	Cwd        string // the shell's working directory (OSC 7), if it says
+	Cwd        string // where the command ran: the directory (OSC 7) of the prompt it was typed at, if seen
 	Cursor     string // resume here with the next wait or read
 	Elapsed    time.Duration
 	Reason     string
@@ -164,7 +164,7 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 	for {
 		select {
 		case <-timeout.C:
-			return w.timedOut(stream, start), nil
+			return w.timedOut(stream, start, info.Command), nil
 		case <-ctx.Done():
 			w.res.Outcome = OutcomeCancelled
 			return w.finish(stream, start), nil
@@ -193,7 +193,7 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		case <-f.ready:
 		case <-changed:
 		case <-timeout.C:
-			return w.timedOut(stream, start), nil
+			return w.timedOut(stream, start, info.Command), nil
 		case <-ctx.Done():
 			w.res.Outcome = OutcomeCancelled
 			return w.finish(stream, start), nil
@@ -240,6 +240,9 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 				if !ok {
 					return
 				}
+				if m.Kind == '7' && w.ended {
+					return // the next prompt's: the result keeps where the command ran
+				}
 				was := w.tr.State()
 				w.tr.Mark(m, ev.Offset, time.Now())
 				now := w.tr.State()
@@ -279,11 +282,17 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 	return w.ended
 }
 
-// timedOut ends the wait at its timeout.
-func (w *commandWait) timedOut(stream *pane.Stream, start time.Time) CommandResult {
+// timedOut ends the wait at its timeout. With no mark seen, the pane's
+// shell may lack the integration, or may only not have drawn a prompt
+// since tmcp began watching it.
+func (w *commandWait) timedOut(stream *pane.Stream, start time.Time, command string) CommandResult {
 	w.res.Outcome = OutcomeTimeout
-	if !w.sawMarks {
+	switch {
+	case w.sawMarks:
+	case atUnmarkedPrompt(stream, stream.End(), command):
 		w.res.Outcome, w.res.Reason = OutcomeNoMarks, noMarksReason
+	default:
+		w.res.Reason = "no shell integration mark (OSC 133) seen yet in this pane; if its shell emits none, add " + shellinit.HowToLoad
 	}
 	return w.finish(stream, start)
 }
