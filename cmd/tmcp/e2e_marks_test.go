@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
@@ -177,5 +180,88 @@ func TestInitPrintsASnippetPerShellAndRefusesOthers(t *testing.T) {
 	out, err := runCLI(t, srv, nil, "init", "tcsh")
 	if err == nil || !strings.Contains(out, `"tcsh"`) || !strings.Contains(out, "bash, zsh, fish") {
 		t.Errorf("tmcp init tcsh: %v, %q; want an error naming tcsh and the shells supported", err, out)
+	}
+}
+
+// TestWaitForCommandIsBoundedAsEveryWaitIs checks what wait_for_command
+// shares with the other waits: the ceiling clamps its timeout, progress
+// keeps a client that resets its timeout on progress waiting, and a pane
+// that dies ends it as pane_died.
+func TestWaitForCommandIsBoundedAsEveryWaitIs(t *testing.T) {
+	t.Run("ceiling", func(t *testing.T) {
+		srv := tmuxtest.New(t)
+		pane := integratedPane(t, srv, "bash", "")
+		s := ceilingTMCP(t, srv)
+		start := time.Now()
+		r, _ := s.waitCommand(map[string]any{"paneId": pane, "timeoutSeconds": 30})
+		if r.Outcome != "timeout" {
+			t.Errorf("wait_for_command: outcome %s, want timeout", r.Outcome)
+		}
+		checkClamped(t, "wait_for_command", r.waitTiming, time.Since(start))
+	})
+	t.Run("progress", func(t *testing.T) {
+		srv := tmuxtest.New(t)
+		pane := integratedPane(t, srv, "bash", "")
+		progress := &progressLog{watchers: map[any]func(){}}
+		s := startTMCPWith(t, srv, &mcp.ClientOptions{ProgressNotificationHandler: progress.handle}, nil)
+		since, _ := s.since(map[string]any{"paneId": pane})
+		s.ok("send_keys", map[string]any{"paneId": pane, "keys": "sleep 5; echo woke; (exit 2)"}, nil)
+		res, err := patientCall(t, s, progress, "wait_for_command", map[string]any{"paneId": pane, "cursor": since.Cursor, "timeoutSeconds": 10})
+		if err != nil {
+			t.Fatalf("wait_for_command under a %v client timeout that resets on progress: %v", clientPatience, err)
+		}
+		r := replyFields[commandOut](t, "wait_for_command", res)
+		if text := paneText(t, "wait_for_command", res); r.Outcome != "ended" || status(r.ExitStatus) != "2" || text != "woke" {
+			t.Errorf("wait_for_command: %+v with output %q, want ended, exit 2, woke", r, text)
+		}
+	})
+	t.Run("pane dies", func(t *testing.T) {
+		srv := tmuxtest.New(t)
+		pane := integratedPane(t, srv, "bash", "")
+		s := startTMCP(t, srv, "")
+		s.since(map[string]any{"paneId": pane})
+		s.ok("send_keys", map[string]any{"paneId": pane, "keys": "sleep 30"}, nil)
+		waitPane(t, srv, pane, "#{pane_current_command}", "sleep")
+		ch := s.async("wait_for_command", map[string]any{"paneId": pane, "timeoutSeconds": 10})
+		time.Sleep(setUp) // the wait must be underway when the pane dies
+		srv.Must("kill-pane", "-t", pane)
+		r := replyFields[commandOut](t, "wait_for_command", awaitCall(t, "wait_for_command", ch).res)
+		if r.Outcome != "pane_died" || r.ExitStatus != nil {
+			t.Errorf("wait_for_command on a pane killed while its command ran: %+v, want pane_died, no status", r)
+		}
+	})
+}
+
+// TestWaitForCommandAnswersByItsTimeoutWhileTmuxIsStopped stops tmux
+// before the call, during the wait and at its final read, as
+// TestEveryWaitAnswersByItsTimeoutWhileTmuxIsStopped does for the others.
+func TestWaitForCommandAnswersByItsTimeoutWhileTmuxIsStopped(t *testing.T) {
+	for _, phase := range stallPhases {
+		t.Run(phase.name, func(t *testing.T) {
+			srv := tmuxtest.New(t)
+			pane := integratedPane(t, srv, "bash", "")
+			spare := newShellWindow(t, srv)
+			s := startTMCP(t, srv, "")
+			t.Cleanup(srv.Continue)
+			if phase.at < 0 {
+				srv.Stop()
+			}
+			sent := time.Now()
+			ch := s.async("wait_for_command", map[string]any{"paneId": pane, "timeoutSeconds": stallTimeout.Seconds()})
+			if phase.at >= 0 {
+				time.Sleep(time.Until(sent.Add(phase.at))) // the moment of the stop is the point of the case
+				srv.Stop()
+			}
+			pingWhileStalled(t, s)
+			r := awaitCall(t, "wait_for_command", ch)
+			if took := r.at.Sub(sent); took > stallTimeout+stallSlack {
+				t.Errorf("wait_for_command with timeoutSeconds %v, tmux stopped %s: answered after %v, want within %v", stallTimeout.Seconds(), phase.name, took, stallTimeout+stallSlack)
+			}
+			if out := replyFields[commandOut](t, "wait_for_command", r.res); out.Outcome != "timeout" {
+				t.Errorf("wait_for_command, tmux stopped %s: %+v, want timeout", phase.name, out)
+			}
+			srv.Continue()
+			checkWorksAgain(t, s, spare)
+		})
 	}
 }
