@@ -27,7 +27,7 @@ type CommandRequest struct {
 	PaneID   string
 	Timeout  Timeout
 	Cursor   string // count commands that end after this cursor, not after the call
-	MaxLines int    // bound the output returned; 0: all that is kept
+	MaxLines int    // bound the output returned; 0: as much as a job keeps
 	MaxBytes int
 	Progress func(elapsed time.Duration)
 }
@@ -57,6 +57,7 @@ type commandWait struct {
 	tail     *pane.TailBuffer
 	running  bool  // output is being collected: the command's C was seen (or it ran when the wait began)
 	ended    bool  // the command ended; the rest of the chunk only may add its late D's status
+	passed   bool  // a mark of the next prompt or command came after the end
 	endAt    int64 // stream offset just past the last mark of its end
 	sawMarks bool
 	res      CommandResult
@@ -70,6 +71,12 @@ type commandWait struct {
 // is still held in the stream, and marked Partial if not.
 func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (CommandResult, error) {
 	start := time.Now()
+	if req.MaxLines <= 0 {
+		req.MaxLines = jobTailLines
+	}
+	if req.MaxBytes <= 0 {
+		req.MaxBytes = jobTailBytes
+	}
 	ctx, cancel := bounded(ctx, req.Timeout)
 	defer cancel()
 	wctx, cancelWait := waiting(ctx)
@@ -142,6 +149,10 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		w.tr.Mark(pane.ShellMark{Kind: 'C'}, known.OutputStart, known.Started)
 		w.running = true
 		begin = known.OutputStart
+	} else if known.CommandEnd >= 0 && known.CommandEnd <= begin && !known.Running {
+		// The last command ended before the wait: a second emitter's D
+		// for it, coming late, ends no command.
+		w.tr.Mark(pane.ShellMark{Kind: 'D', Status: known.Status, HasStatus: known.HasStatus}, begin, known.Ended)
 	}
 	w.tr.Mark(pane.ShellMark{Kind: '7', Host: known.Host, Dir: known.Cwd}, begin, start)
 	w.dec = pane.NewDecoder(begin)
@@ -240,8 +251,9 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 				if !ok {
 					return
 				}
-				if m.Kind == '7' && w.ended {
-					return // the next prompt's: the result keeps where the command ran
+				if w.ended {
+					w.afterEnd(m, ev.Offset)
+					return
 				}
 				was := w.tr.State()
 				w.tr.Mark(m, ev.Offset, time.Now())
@@ -251,10 +263,6 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 				}
 				w.sawMarks = true
 				switch {
-				case w.ended:
-					if now.HasStatus && !was.HasStatus {
-						w.endAt = ev.Offset // the late D of a command a prompt ended
-					}
 				case !was.Running && now.Running:
 					w.running = true
 					restart = ev.Offset
@@ -280,6 +288,21 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 		w.dec = pane.NewDecoder(restart)
 	}
 	return w.ended
+}
+
+// afterEnd takes a mark that follows the command's end in the same piece
+// of output: D marks right after it (a second emitter's, or the status of
+// a command a prompt's A ended) still belong to it, and the cursor passes
+// them; from any other mark on, what follows is the next prompt's.
+func (w *commandWait) afterEnd(m pane.ShellMark, end int64) {
+	switch {
+	case w.passed:
+	case m.Kind == 'D':
+		w.tr.Mark(m, end, time.Now())
+		w.endAt = end
+	case m.Kind != '7': // the prompt's directory is not where the command ran
+		w.passed = true
+	}
 }
 
 // timedOut ends the wait at its timeout. With no mark seen, the pane's
