@@ -38,7 +38,7 @@ type CommandResult struct {
 	ExitStatus *int          // from D;STATUS; nil if the shell gave none
 	Duration   time.Duration // from C to the end; 0 when its C was not seen
 	Running    bool          // a command was still running when the wait ended
-	Lines      []string      // the command's output, between C and D
+	Lines      []string      // the command's output, between C and D (if Partial, what was seen of it)
 	Truncation pane.Truncation
 	TotalLines int
 	TotalBytes int
@@ -243,7 +243,9 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 			}
 			switch ev.Kind {
 			case pane.EventLine:
-				if w.running && !w.ended {
+				// Before a C, lines are kept for a command whose C came
+				// before the wait could see it, and dropped at a C.
+				if !w.ended {
 					w.tail.Add(ev.Text)
 				}
 			case pane.EventOSC:
@@ -265,6 +267,7 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 				switch {
 				case !was.Running && now.Running:
 					w.running = true
+					w.tail = pane.NewTailBuffer(w.req.MaxLines, w.req.MaxBytes)
 					restart = ev.Offset
 				case was.Running && !now.Running || !was.Running && now.CommandEnd == ev.Offset:
 					// The end: D, a prompt's A, or a D whose C came before
@@ -274,7 +277,7 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 					}
 					// The unfinished last line, less the blanks a prompt's
 					// redraw (zsh's PROMPT_SP) may have written.
-					if last := strings.TrimRight(w.dec.Partial(), " "); last != "" && w.running {
+					if last := strings.TrimRight(w.dec.Partial(), " "); last != "" {
 						w.tail.Add(last)
 					}
 					w.ended, w.endAt = true, ev.Offset
@@ -340,8 +343,10 @@ func (w *commandWait) finish(stream *pane.Stream, start time.Time) CommandResult
 		r.Running = false
 	}
 	r.Cwd = st.Cwd
-	r.Lines, r.Truncation = w.tail.Bounded(w.req.MaxLines, w.req.MaxBytes)
-	r.TotalLines, r.TotalBytes = w.tail.TotalLines(), w.tail.TotalBytes()
+	if w.ended || w.running {
+		r.Lines, r.Truncation = w.tail.Bounded(w.req.MaxLines, w.req.MaxBytes)
+		r.TotalLines, r.TotalBytes = w.tail.TotalLines(), w.tail.TotalBytes()
+	}
 	off := w.dec.Offset()
 	if w.ended {
 		off = w.endAt

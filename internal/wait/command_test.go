@@ -44,8 +44,8 @@ func TestCommandWaitReadsTheCommandBetweenItsMarks(t *testing.T) {
 			true, "8", "x", false, "$ "},
 		{"a prompt ends it with no status", mark("133;C") + "x\r\n" + mark("133;A") + "$ ",
 			true, "absent", "x", false, "$ "},
-		{"a command begun before the wait saw it", "tail\r\n" + mark("133;D;2") + prompt,
-			true, "2", "", true, prompt},
+		{"a command begun before the wait saw it", "tail\r\nlast" + mark("133;D;2") + prompt,
+			true, "2", "tail\nlast", true, prompt},
 		{"a second emitter's D, late, after an end seen before the wait", "$ " + mark("133;D;6") + prompt,
 			false, "absent", "", false, ""},
 		{"still running", prompt + mark("133;C") + "x\r\npart", false, "absent", "x", false, ""},
@@ -66,19 +66,19 @@ func TestCommandWaitReadsTheCommandBetweenItsMarks(t *testing.T) {
 						ended = w.consume([]byte{tc.in[i]})
 					}
 				}
-				st := w.tr.State()
+				r := w.finish(pane.NewStream("%1", 1, 0), time.Now())
 				status := "absent"
-				if w.ended && st.HasStatus {
-					status = strconv.Itoa(st.Status)
+				if r.ExitStatus != nil {
+					status = strconv.Itoa(*r.ExitStatus)
 				}
-				lines, _ := w.tail.Bounded(100, 1000)
+				lines := r.Lines
 				want := tc.status
 				if how != "whole" && strings.Contains(tc.name, "late D") {
 					// Only a D in the same piece of output as the A is read.
 					want = "absent"
 				}
-				if ended != tc.ended || status != want || strings.Join(lines, "\n") != tc.lines || w.res.Partial != tc.partial {
-					t.Errorf("%s: ended %v status %s lines %q partial %v; want %v %s %q %v", how, ended, status, lines, w.res.Partial, tc.ended, want, tc.lines, tc.partial)
+				if ended != tc.ended || status != want || strings.Join(lines, "\n") != tc.lines || r.Partial != tc.partial {
+					t.Errorf("%s: ended %v status %s lines %q partial %v; want %v %s %q %v", how, ended, status, lines, r.Partial, tc.ended, want, tc.lines, tc.partial)
 				}
 				if how == "whole" && ended {
 					if rest := tc.in[w.endAt:]; rest != tc.rest {
