@@ -39,6 +39,33 @@ func (s *session) waitCommand(args map[string]any) (commandOut, string) {
 	return decodeText[commandOut](s.t, "wait_for_command", s.call("wait_for_command", args))
 }
 
+// shellOut is what list_panes says of a pane's shell from its marks.
+type shellOut struct {
+	State          string  `json:"state"`
+	RunningSeconds float64 `json:"runningSeconds"`
+	LastStatus     *int    `json:"lastStatus"`
+	Cwd            string  `json:"cwd"`
+}
+
+// listedShell returns what list_panes reports of a pane's shell.
+func listedShell(s *session, pane string) *shellOut {
+	s.t.Helper()
+	var out struct {
+		Panes []struct {
+			PaneID string    `json:"paneId"`
+			Shell  *shellOut `json:"shell"`
+		} `json:"panes"`
+	}
+	s.ok("list_panes", nil, &out)
+	for _, p := range out.Panes {
+		if p.PaneID == pane {
+			return p.Shell
+		}
+	}
+	s.t.Fatalf("list_panes lacks pane %s", pane)
+	return nil
+}
+
 // integratedPane starts a window running shell with no user configuration
 // but an rc file that holds rc and then loads tmcp's integration twice,
 // as "tmcp init" prints it, and returns its pane id once its prompt shows.
@@ -97,8 +124,20 @@ func TestWaitForCommandReportsTheStatusDurationAndOutputInEachShell(t *testing.T
 				t.Errorf("%s pane %s: duration %vs, totalLines %d; want at least 1s (the command sleeps 1s), 2", shell, pane, r.DurationSeconds, r.TotalLines)
 			}
 
+			// The prompt that follows the command's end reports the directory.
+			var sh *shellOut
+			if !tmuxtest.WaitFor(settle, func() bool {
+				sh = listedShell(s, pane)
+				return sh != nil && sh.State == "prompt" && status(sh.LastStatus) == "7" && sh.Cwd == "/tmp"
+			}) {
+				t.Errorf("%s pane %s: list_panes shell %+v, want at the prompt, last status 7, cwd /tmp", shell, pane, sh)
+			}
+
 			s.ok("send_keys", map[string]any{"paneId": pane, "keys": "sh -c 'echo three; sleep 3'"}, nil)
 			waitPane(t, srv, pane, "#{pane_current_command}", "sh")
+			if sh := listedShell(s, pane); sh == nil || sh.State != "running" {
+				t.Errorf("%s pane %s: list_panes shell %+v while a command runs, want running", shell, pane, sh)
+			}
 			r, text = s.waitCommand(map[string]any{"paneId": pane, "timeoutSeconds": 10})
 			if r.Outcome != "ended" || status(r.ExitStatus) != "0" || text != "three" || r.Partial || r.Cwd != "/tmp" {
 				t.Errorf("%s pane %s: wait_for_command begun while a command ran: %+v with output %q; want ended, exit 0, \"three\", whole, run in /tmp", shell, pane, r, text)
