@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
-# Installs what tmcp needs beyond Go: tmux (Debian package "tmux").
-# Safe to run again: it does nothing when tmux is already there.
+# Installs what tmcp needs beyond Go, as Debian packages: tmux, and the shells
+# the end-to-end tests drive (zsh, fish, mksh; bash and dash are already there).
+# Safe to run again: it installs only what is missing, with at most one
+# apt-get update, and prints nothing when all is there.
 set -euo pipefail
 
-if command -v tmux >/dev/null 2>&1; then
+# command:package pairs; the command name is what the tests look for on PATH.
+wanted="tmux:tmux zsh:zsh fish:fish mksh:mksh"
+
+missing=()
+for pair in $wanted; do
+  if ! command -v "${pair%%:*}" >/dev/null 2>&1; then
+    missing+=("${pair#*:}")
+  fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
-echo "tmux is missing: installing the Debian package tmux" >&2
+
+echo "installing the Debian packages: ${missing[*]}" >&2
 if [ "$(id -u)" -eq 0 ]; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  sudo=()
 elif command -v sudo >/dev/null 2>&1; then
-  sudo apt-get update -qq
-  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  sudo=(sudo)
 else
-  echo "cannot install tmux without root: run 'apt-get install tmux' as root" >&2
+  echo "cannot install without root: run 'apt-get install ${missing[*]}' as root" >&2
   exit 1
 fi
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 tmux -V

@@ -6,6 +6,7 @@
 //
 //	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH]
 //	tmcp -tools | -doctor | -version | -demo
+//	tmcp init bash | zsh | fish
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/tmcp/tmcp/internal/mcpserver"
+	"github.com/tmcp/tmcp/internal/shellinit"
 	"github.com/tmcp/tmcp/internal/stdio"
 	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
@@ -38,6 +40,7 @@ func main() {
 type options struct {
 	socketName, socketPath, binary string
 	tools, doctor, version, demo   bool
+	initShell                      string // "tmcp init SHELL": print SHELL's integration snippet
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -52,7 +55,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.demo, "demo", false, "run a scripted agent session against a private tmux server, and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "tmcp %s: an MCP server (stdio) for tmux\n\nUsage: tmcp [flags]\n\n", version)
+		fmt.Fprintf(fs.Output(), "tmcp %s: an MCP server (stdio) for tmux\n\nUsage: tmcp [flags]\n       tmcp init SHELL   print the shell integration for SHELL (%s)\n\n", version, shellinit.Supported)
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY            readonly | mutating (default) | destructive; anything else means readonly\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 45)\n")
@@ -61,6 +64,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if fs.Arg(0) == "init" {
+		if fs.NArg() != 2 {
+			return o, fmt.Errorf("usage: tmcp init SHELL, where SHELL is one of %s", shellinit.Supported)
+		}
+		o.initShell = fs.Arg(1)
+		return o, nil
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -79,6 +89,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if o.version {
 		fmt.Fprintf(stdout, "tmcp %s\n", version)
 		return nil
+	}
+	if o.initShell != "" {
+		script, err := shellinit.Script(o.initShell)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, script)
+		return err
 	}
 	if o.demo {
 		return runDemo(stdout)

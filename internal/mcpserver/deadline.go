@@ -19,6 +19,7 @@ const CommandTimeout = 5 * time.Second
 var waitDefaults = map[string]time.Duration{
 	"run_command":      defaultRunTimeout,
 	"wait_for_text":    defaultWaitTimeout,
+	"wait_for_command": defaultWaitTimeout,
 	"wait_for_channel": defaultChannelTimeout,
 	"get_job":          0,
 }

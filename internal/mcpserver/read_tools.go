@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -140,12 +141,44 @@ type PaneSummary struct {
 	Height      int    `json:"height"`
 	Dead        bool   `json:"dead,omitempty"`
 	IsCaller    bool   `json:"isCaller"`
+	// Shell is known only for a pane tmcp watches whose shell emits marks.
+	Shell *ShellState `json:"shell,omitempty" jsonschema:"from its shell's marks (tmcp init)"`
+}
+
+// ShellState is what a pane's shell said of itself through its OSC 133
+// and OSC 7 marks.
+type ShellState struct {
+	State          string  `json:"state" jsonschema:"prompt or running"`
+	RunningSeconds float64 `json:"runningSeconds,omitempty"`
+	LastStatus     *int    `json:"lastStatus,omitempty"`
+	Cwd            string  `json:"cwd,omitempty"`
+}
+
+// shellState reads a watched pane's marks; nil when it has none.
+func (s *Server) shellState(paneID string) *ShellState {
+	st := s.hub.Stream(paneID)
+	if st == nil {
+		return nil
+	}
+	ps := st.Prompt()
+	if !ps.Marks {
+		return nil
+	}
+	out := &ShellState{State: "prompt", Cwd: ps.Cwd}
+	if ps.Running {
+		out.State, out.RunningSeconds = "running", round3(time.Since(ps.Started).Seconds())
+	}
+	if ps.HasStatus {
+		status := ps.Status
+		out.LastStatus = &status
+	}
+	return out
 }
 
 type listPanesIn struct {
 	SessionName string `json:"sessionName,omitempty"`
 	WindowID    string `json:"windowId,omitempty"`
-	Command     string `json:"command,omitempty" jsonschema:"exact current command"`
+	Command     string `json:"command,omitempty" jsonschema:"exact command"`
 	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"cwd is this or below"`
 	Dead        *bool  `json:"dead,omitempty" jsonschema:"dead (true) or live"`
 	Active      *bool  `json:"active,omitempty" jsonschema:"active (true) or not"`
@@ -258,7 +291,7 @@ func (s *Server) getPaneInfo(ctx context.Context, _ *mcp.CallToolRequest, in pan
 func (s *Server) paneSummary(ctx context.Context, p tmux.Pane) PaneSummary {
 	return PaneSummary{PaneID: p.ID, SessionName: p.SessionName, WindowID: p.WindowID, WindowIndex: p.WindowIndex,
 		PaneIndex: p.Index, Active: p.Active, Command: p.Command, PID: p.PID, Path: p.Path, Title: p.Title,
-		Width: p.Width, Height: p.Height, Dead: p.Dead, IsCaller: s.isCaller(ctx, p.ID)}
+		Width: p.Width, Height: p.Height, Dead: p.Dead, IsCaller: s.isCaller(ctx, p.ID), Shell: s.shellState(p.ID)}
 }
 
 // paneDetail reports a pane's state as the tools do.
@@ -281,8 +314,8 @@ func (s *Server) paneDetail(ctx context.Context, p tmux.Pane) PaneDetail {
 type capturePaneIn struct {
 	PaneID    string `json:"paneId,omitempty"`
 	History   bool   `json:"history,omitempty" jsonschema:"all history too"`
-	StartLine *int   `json:"startLine,omitempty" jsonschema:"first row; negative: history"`
-	EndLine   *int   `json:"endLine,omitempty" jsonschema:"last row"`
+	StartLine *int   `json:"startLine,omitempty"`
+	EndLine   *int   `json:"endLine,omitempty"`
 	Styles    bool   `json:"styles,omitempty" jsonschema:"keep colour escapes"`
 	MaxLines  int    `json:"maxLines,omitempty"`
 	MaxBytes  int    `json:"maxBytes,omitempty"`

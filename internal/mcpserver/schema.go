@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -52,7 +53,7 @@ func notNull(s *jsonschema.Schema) {
 
 func compactInput(s *jsonschema.Schema) {
 	notNull(s)
-	if v, ok := strings.CutPrefix(s.Description, "default "); ok && s.Type == "boolean" && (v == "true" || v == "false") {
+	if v, ok := strings.CutPrefix(s.Description, "default "); ok && isDefault(s.Type, v) {
 		s.Description, s.Default = "", json.RawMessage(v)
 	}
 	for _, p := range s.Properties {
@@ -61,6 +62,19 @@ func compactInput(s *jsonschema.Schema) {
 	if s.Items != nil {
 		compactInput(s.Items)
 	}
+}
+
+// isDefault reports whether v, from a description "default v", is a
+// value of type t that the default keyword can say instead.
+func isDefault(t, v string) bool {
+	switch t {
+	case "boolean":
+		return v == "true" || v == "false"
+	case "number", "integer":
+		_, err := strconv.ParseFloat(v, 64)
+		return err == nil
+	}
+	return false
 }
 
 // compactOutput keeps the type of s and of each of its properties.

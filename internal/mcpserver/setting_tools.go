@@ -72,7 +72,7 @@ func boundSettings(items []tmux.Setting) settingsOut {
 
 type showOptionIn struct {
 	Name   string `json:"name,omitempty"`
-	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
+	Scope  string `json:"scope"`
 	Target string `json:"target,omitempty" jsonschema:"id; omitted: global"`
 }
 

@@ -24,11 +24,13 @@ const (
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
-			Description: "Run a shell command (as written, in a subshell) in a pane; returns its exit status and exact output. Past timeoutSeconds: timedOut and a jobId; get_job waits for it."}, s.runCommand),
+			Description: "Run a shell command as written (in a subshell) in a pane; returns its exit status and exact output. Past timeoutSeconds: a jobId for get_job."}, s.runCommand),
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
 			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
-			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old screen text or echoed keys. To wait longer, call again with the returned cursor."}, s.waitForText),
+			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with its cursor."}, s.waitForText),
+		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly("Wait for command"),
+			Description: "Wait for the command running in a pane (at a prompt: the next) to end; returns exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
 			Description: "Wait until a tmux wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
@@ -127,7 +129,7 @@ func orDefault(v, def int) int {
 
 type getJobIn struct {
 	JobID          string  `json:"jobId"`
-	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 0"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
 	MaxLines       int     `json:"maxLines,omitempty"`
 	MaxBytes       int     `json:"maxBytes,omitempty"`
 }
@@ -149,12 +151,12 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in getJob
 type waitForTextIn struct {
 	PaneID         string   `json:"paneId,omitempty"`
 	Patterns       []string `json:"patterns,omitempty" jsonschema:"none: any output"`
-	Stop           []string `json:"stop,omitempty" jsonschema:"failure patterns"`
+	Stop           []string `json:"stop,omitempty"`
 	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2"`
 	MatchCase      *bool    `json:"matchCase,omitempty" jsonschema:"default true"`
 	IdleSeconds    float64  `json:"idleSeconds,omitempty" jsonschema:"end after this quiet"`
 	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
-	Cursor         string   `json:"cursor,omitempty" jsonschema:"from a returned cursor"`
+	Cursor         string   `json:"cursor,omitempty"`
 	MaxLines       int      `json:"maxLines,omitempty"`
 	MaxBytes       int      `json:"maxBytes,omitempty"`
 }
@@ -201,6 +203,50 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	return textResult(out, text), out, nil
 }
 
+type waitForCommandIn struct {
+	PaneID         string  `json:"paneId,omitempty"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
+	Cursor         string  `json:"cursor,omitempty"`
+	MaxLines       int     `json:"maxLines,omitempty"`
+	MaxBytes       int     `json:"maxBytes,omitempty"`
+}
+
+type waitForCommandOut struct {
+	Outcome         string  `json:"outcome" jsonschema:"ended, timeout, no_marks, pane_died, output_lost or cancelled"`
+	ExitStatus      *int    `json:"exitStatus,omitempty"`
+	DurationSeconds float64 `json:"durationSeconds,omitempty"`
+	Running         bool    `json:"running,omitempty"`
+	Partial         bool    `json:"partial,omitempty" jsonschema:"output began before tmcp saw it"`
+	Cwd             string  `json:"cwd,omitempty" jsonschema:"where it ran"`
+	Cursor          string  `json:"cursor"`
+	Reason          string  `json:"reason,omitempty"`
+	Lines           int     `json:"lines" jsonschema:"output lines, in the second content block"`
+	pane.Truncation
+	waitTiming
+}
+
+func (s *Server) waitForCommand(ctx context.Context, req *mcp.CallToolRequest, in waitForCommandIn) (*mcp.CallToolResult, waitForCommandOut, error) {
+	id := in.PaneID
+	if c, err := pane.ParseCursor(in.Cursor); id == "" && err == nil {
+		id = c.PaneID
+	}
+	id, err := s.pane(ctx, id)
+	if err != nil {
+		return nil, waitForCommandOut{}, err
+	}
+	t := s.waits.Clamp(in.TimeoutSeconds, defaultWaitTimeout)
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
+	r, err := s.waits.WaitForCommand(ctx, wait.CommandRequest{PaneID: id, Timeout: t, Cursor: in.Cursor,
+		MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)})
+	if err != nil {
+		return nil, waitForCommandOut{}, explain("waiting for a command in pane "+id, err)
+	}
+	out := waitForCommandOut{Outcome: r.Outcome, ExitStatus: r.ExitStatus, DurationSeconds: round3(r.Duration.Seconds()),
+		Running: r.Running, Partial: r.Partial, Cwd: r.Cwd, Cursor: r.Cursor, Reason: r.Reason,
+		Lines: len(r.Lines), Truncation: r.Truncation, waitTiming: timing(r.Elapsed, t)}
+	return textResult(out, strings.Join(r.Lines, "\n")), out, nil
+}
+
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 type channelIn struct {
@@ -223,7 +269,7 @@ func (s *Server) waitForChannel(ctx context.Context, req *mcp.CallToolRequest, i
 }
 
 type signalIn struct {
-	Channel string `json:"channel" jsonschema:"1-128 of A-Za-z0-9_.:-"`
+	Channel string `json:"channel"`
 }
 
 type signalOut struct {
@@ -239,7 +285,7 @@ func (s *Server) signalChannel(ctx context.Context, _ *mcp.CallToolRequest, in s
 
 type captureSinceIn struct {
 	PaneID   string `json:"paneId,omitempty"`
-	Cursor   string `json:"cursor,omitempty" jsonschema:"omitted: start now"`
+	Cursor   string `json:"cursor,omitempty"`
 	MaxLines int    `json:"maxLines,omitempty"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }

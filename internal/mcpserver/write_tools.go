@@ -16,7 +16,7 @@ func (s *Server) writeTools() []toolDef {
 		define(&mcp.Tool{Name: "send_keys", Annotations: mutating("Send keys", false),
 			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name such as C-c is that key."}, s.sendKeys),
 		define(&mcp.Tool{Name: "paste_text", Annotations: mutating("Paste text", false),
-			Description: "Paste exact text into a pane through a buffer; nothing is read as keys."}, s.pasteText),
+			Description: "Paste exact text into a pane; nothing is read as keys."}, s.pasteText),
 		define(&mcp.Tool{Name: "create_session", Annotations: mutating("Create session", false),
 			Description: "Create a detached session."}, s.createSession),
 		define(&mcp.Tool{Name: "create_window", Annotations: mutating("Create window", false),
@@ -32,7 +32,7 @@ func (s *Server) writeTools() []toolDef {
 
 type sendKeysIn struct {
 	PaneID  string `json:"paneId,omitempty"`
-	Keys    string `json:"keys" jsonschema:"text, or one key name (C-c, Up)"`
+	Keys    string `json:"keys"`
 	Enter   *bool  `json:"enter,omitempty" jsonschema:"default true"`
 	Literal bool   `json:"literal,omitempty" jsonschema:"never a key name"`
 }

@@ -37,6 +37,7 @@ type Stream struct {
 	taps    map[*tap]struct{}
 	recent  [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
 	nRecent int
+	prompt  *PromptTracker // the shell's marks, over every byte written
 }
 
 // recentWrites writes are remembered with their time, at most one per
@@ -63,7 +64,7 @@ type tap struct{ fn func([]byte) }
 // taken on one is never read against another. The stream keeps the last
 // ringSize bytes, or [DefaultRingSize] if ringSize is not positive.
 func NewStream(paneID string, generation uint64, ringSize int) *Stream {
-	return &Stream{paneID: paneID, gen: generation, ring: NewRing(ringSize)}
+	return &Stream{paneID: paneID, gen: generation, ring: NewRing(ringSize), prompt: NewPromptTracker(0)}
 }
 
 // PaneID returns the id of the pane, such as "%3".
@@ -84,8 +85,10 @@ func (s *Stream) Write(p []byte) {
 	if s.closed {
 		return
 	}
-	s.noteWriteLocked(time.Now())
+	now := time.Now()
+	s.noteWriteLocked(now)
 	s.ring.Write(p)
+	s.prompt.Write(p, now)
 	for t := range s.taps {
 		t.fn(p)
 	}
@@ -211,6 +214,15 @@ func (s *Stream) EndAt(t time.Time) int64 {
 		}
 	}
 	return s.ring.End()
+}
+
+// Prompt returns what the shell integration marks written so far say of
+// the pane's shell (see [PromptTracker]). Marks tmux dropped (see
+// [Stream.Lost]) were not seen.
+func (s *Stream) Prompt() PromptState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prompt.State()
 }
 
 // LostBytes returns the total recorded by [Stream.Lost].

@@ -1,0 +1,38 @@
+# tmcp shell integration for zsh: semantic prompt marks (OSC 133 A, B, C,
+# D;status) and the working directory (OSC 7). Load it from ~/.zshrc with:
+# eval "$(tmcp init zsh)". Loading it twice does nothing.
+if [[ -z ${__tmcp_init-} ]]; then
+typeset -g __tmcp_init=1 __tmcp_ran=
+__tmcp_osc7() {
+  emulate -L zsh
+  local LC_ALL=C u= c i
+  for (( i = 1; i <= ${#PWD}; i++ )); do
+    c=${PWD[i]}
+    case $c in
+      ([-/._~A-Za-z0-9]) u+=$c ;;
+      (*) printf -v c '%%%02X' "'$c"; u+=${c[-3,-1]} ;;
+    esac
+  done
+  printf '\e]7;file://%s%s\a' "${HOST-}" "$u"
+}
+# First of the precmd hooks, so $? is the command's. D only after a
+# command ran (not an empty line).
+__tmcp_precmd() {
+  local s=$?
+  if [[ -n $__tmcp_ran ]]; then
+    __tmcp_ran=
+    printf '\e]133;D;%s\a' "$s"
+  fi
+  __tmcp_osc7
+  printf '\e]133;A\a'
+  [[ $PS1 == *'133;B'* ]] || PS1+=$'%{\e]133;B\a%}'
+  return $s
+}
+__tmcp_preexec() {
+  __tmcp_ran=1
+  printf '\e]133;C\a'
+}
+typeset -ga precmd_functions
+precmd_functions=(__tmcp_precmd $precmd_functions)
+autoload -Uz add-zsh-hook && add-zsh-hook preexec __tmcp_preexec
+fi

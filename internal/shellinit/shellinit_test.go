@@ -1,0 +1,57 @@
+package shellinit
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestScriptNamesEachSupportedShell(t *testing.T) {
+	for _, tc := range []struct{ shell, guard string }{
+		{"bash", "__tmcp_init"},
+		{"/bin/zsh", "__tmcp_init"},
+		{"-fish", "__tmcp_init"},
+	} {
+		s, err := Script(tc.shell)
+		if err != nil {
+			t.Fatalf("Script(%q): %v", tc.shell, err)
+		}
+		for _, want := range []string{tc.guard, "133;A", "133;C", "133;D;", "]7;file://"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("Script(%q) lacks %q", tc.shell, want)
+			}
+		}
+	}
+}
+
+func TestScriptRefusesAnUnknownShellNamingTheSupportedOnes(t *testing.T) {
+	_, err := Script("tcsh")
+	if err == nil || !strings.Contains(err.Error(), `"tcsh"`) || !strings.Contains(err.Error(), Supported) {
+		t.Fatalf("Script(tcsh) = %v, want an error naming tcsh and %s", err, Supported)
+	}
+}
+
+// TestScriptsParse checks each snippet with its own shell's parser, where
+// the shell is installed.
+func TestScriptsParse(t *testing.T) {
+	for _, tc := range []struct {
+		shell string
+		args  []string
+	}{
+		{"bash", []string{"--norc", "--noprofile", "-n"}},
+		{"zsh", []string{"-f", "-n"}},
+		{"fish", []string{"--no-config", "-n"}},
+	} {
+		path, err := exec.LookPath(tc.shell)
+		if err != nil {
+			t.Logf("%s not installed (scripts/install-deps.sh installs it): not checked", tc.shell)
+			continue
+		}
+		s, _ := Script(tc.shell)
+		cmd := exec.Command(path, tc.args...)
+		cmd.Stdin = strings.NewReader(s)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s -n on its snippet: %v\n%s", tc.shell, err, out)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package wait
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
+)
+
+func osc(payload string) string { return "\x1b]" + payload + "\a" }
+
+// TestCommandWaitReadsTheCommandBetweenItsMarks feeds a wait for a
+// command, at a prompt, the output of several emitters, in one piece and
+// byte by byte.
+func TestCommandWaitReadsTheCommandBetweenItsMarks(t *testing.T) {
+	prompt := osc("133;A") + "$ " + osc("133;B")
+	for _, tc := range []struct {
+		name    string
+		in      string
+		ended   bool
+		status  string // "absent" for none
+		lines   string
+		partial bool
+		rest    string // what follows the cursor
+	}{
+		{"nothing ran", prompt, false, "absent", "", false, ""},
+		{"a command", prompt + "ls\r\n" + osc("133;C") + "a\r\nb\r\n" + osc("133;D;0") + osc("7;file://h/x") + prompt,
+			true, "0", "a\nb", false, osc("7;file://h/x") + prompt},
+		{"an unfinished last line", prompt + osc("133;C") + "a\r\nno newline" + osc("133;D;1"),
+			true, "1", "a\nno newline", false, ""},
+		{"zsh's PROMPT_SP blanks after the output", prompt + osc("133;C") + "a\r\n" + "\x1b[7m#\x1b[27m" + strings.Repeat(" ", 79) + "\r \r" + osc("133;D;1"),
+			true, "1", "a", false, ""},
+		{"the first of two commands", prompt + osc("133;C") + "one\r\n" + osc("133;D;3") + prompt + osc("133;C") + "two\r\n" + osc("133;D;4"),
+			true, "3", "one", false, prompt + osc("133;C") + "two\r\n" + osc("133;D;4")},
+		{"a terminal's marks with parameters", osc("133;A;cl=m;aid=9") + "$ " + osc("133;C;aid=9") + "x\r\n" + osc("133;D;5;aid=9"),
+			true, "5", "x", false, ""},
+		{"two emitters", prompt + osc("133;C") + osc("133;C") + "x\r\n" + osc("133;D;6") + osc("133;D;6") + prompt,
+			true, "6", "x", false, prompt},
+		{"tmcp's job markers inside", prompt + osc("133;C") + osc("133;C;tmcp-1f") + "x\r\n" + osc("133;D;9;tmcp-1f") + osc("133;D;0"),
+			true, "0", "x", false, ""},
+		{"a prompt ends it, a late D gives the status", osc("133;C") + "x\r\n" + osc("133;A") + osc("133;D;8") + "$ ",
+			true, "8", "x", false, "$ "},
+		{"a prompt ends it with no status", osc("133;C") + "x\r\n" + osc("133;A") + "$ ",
+			true, "absent", "x", false, "$ "},
+		{"a command begun before the wait saw it", "tail\r\nlast" + osc("133;D;2") + prompt,
+			true, "2", "tail\nlast", true, prompt},
+		{"a second emitter's D, late, after an end seen before the wait", "$ " + osc("133;D;6") + prompt,
+			false, "absent", "", false, ""},
+		{"still running", prompt + osc("133;C") + "x\r\npart", false, "absent", "x", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, how := range []string{"whole", "byte by byte"} {
+				w := &commandWait{req: CommandRequest{PaneID: "%1", MaxLines: 100, MaxBytes: 1000},
+					tail: pane.NewTailBuffer(100, 1000), dec: pane.NewDecoder(0), tr: pane.NewPromptTracker(0)}
+				if strings.Contains(tc.name, "seen before the wait") {
+					// As WaitForCommand seeds it when the stream saw the end.
+					w.tr.Mark(pane.ShellMark{Kind: 'D', Status: 6, HasStatus: true}, 0, time.Now())
+				}
+				ended := false
+				if how == "whole" {
+					ended = w.consume([]byte(tc.in))
+				} else {
+					for i := 0; i < len(tc.in) && !ended; i++ {
+						ended = w.consume([]byte{tc.in[i]})
+					}
+				}
+				r := w.finish(pane.NewStream("%1", 1, 0), time.Now())
+				status := "absent"
+				if r.ExitStatus != nil {
+					status = strconv.Itoa(*r.ExitStatus)
+				}
+				lines := r.Lines
+				want := tc.status
+				if how != "whole" && strings.Contains(tc.name, "late D") {
+					// Only a D in the same piece of output as the A is read.
+					want = "absent"
+				}
+				if ended != tc.ended || status != want || strings.Join(lines, "\n") != tc.lines || r.Partial != tc.partial {
+					t.Errorf("%s: ended %v status %s lines %q partial %v; want %v %s %q %v", how, ended, status, lines, r.Partial, tc.ended, want, tc.lines, tc.partial)
+				}
+				if how == "whole" && ended {
+					if rest := tc.in[w.endAt:]; rest != tc.rest {
+						t.Errorf("after the end: %q, want %q", rest, tc.rest)
+					}
+				}
+			}
+		})
+	}
+}
