@@ -331,7 +331,9 @@ func (w *worker) waitReady(ctx context.Context, withCursor bool) {
 		if !w.since(ctx) {
 			return
 		}
-		cursor, sleep = w.cursor, "0.2"
+		// Long enough that the detached run returns before it ends, even
+		// under the race detector just after tmux was stopped.
+		cursor, sleep = w.cursor, "1"
 	}
 	word := fmt.Sprintf("ready-%d-%d-ok", w.idx, w.n)
 	d := w.s.c.call(ctx, "run_command", w.pane, map[string]any{"paneId": w.pane, "command": "sleep " + sleep + "; echo " + word, "detach": true}, w.s.c.nonWait())

@@ -71,6 +71,13 @@ func unanswered(ctx context.Context, err error) bool {
 		(errors.Is(err, tmux.ErrNoAnswer) || errors.Is(err, context.DeadlineExceeded))
 }
 
+// cancelled reports whether the caller left (rather than the budget
+// running out): a wait that ends so says cancelled, not timeout, however
+// late it notices.
+func cancelled(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
+}
+
 // noAnswerReason names the cause of a wait that ended because tmux did not
 // answer in time.
 const noAnswerReason = "tmux did not answer in time (its server may be stopped or overloaded)"

@@ -177,6 +177,9 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		case <-timeout.C:
 			return w.timedOut(stream, start, info.Command), nil
 		case <-ctx.Done():
+			if !cancelled(ctx) {
+				return w.timedOut(stream, start, info.Command), nil
+			}
 			w.res.Outcome = OutcomeCancelled
 			return w.finish(stream, start), nil
 		default:
@@ -206,6 +209,9 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		case <-timeout.C:
 			return w.timedOut(stream, start, info.Command), nil
 		case <-ctx.Done():
+			if !cancelled(ctx) {
+				return w.timedOut(stream, start, info.Command), nil
+			}
 			w.res.Outcome = OutcomeCancelled
 			return w.finish(stream, start), nil
 		}

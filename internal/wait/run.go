@@ -299,15 +299,20 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	lostAtStart := stream.LostBytes()
 	due := time.NewTimer(0) // armed only while the reader has a time due
 	due.Stop()
+	var lostEnd <-chan time.Time // ticks once output was lost
+	inFront := 0                 // looks in a row that found the shell in front
 	for {
 		changed := stream.Changed()
 		data := f.take()
 		// Checked after the take, so a loss before any byte taken is seen
 		// even when the output runs on to the job's end.
-		if stream.LostBytes() > lostAtStart {
+		if stream.LostBytes() > lostAtStart && lostEnd == nil {
 			j.mu.Lock()
 			j.lost = true
 			j.mu.Unlock()
+			t := time.NewTicker(lostEndEvery)
+			defer t.Stop()
+			lostEnd = t.C
 		}
 		if len(data) > 0 {
 			// A pane that keeps writing must not hold off what is due.
@@ -334,6 +339,19 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			r.keySent(key, time.Now())
 		case <-wake:
 			if r.expire(time.Now()) {
+				return
+			}
+		case <-lostEnd:
+			ctx, cancel := context.WithTimeout(context.Background(), lostEndEvery)
+			front, known := s.shellInFront(ctx, j.paneID)
+			cancel()
+			// Twice in a row: an end mark written just before the first
+			// look has had a second to arrive.
+			if inFront++; !known || !front {
+				inFront = 0
+			}
+			if inFront >= 2 {
+				j.end(false, nil, "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost")
 				return
 			}
 		}

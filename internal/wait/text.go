@@ -261,7 +261,10 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			w.res.Outcome = OutcomeTimeout
 			return s.finish(ctx, w, stream, start), nil
 		case <-ctx.Done():
-			w.res.Outcome = OutcomeCancelled
+			w.res.Outcome = OutcomeTimeout
+			if cancelled(ctx) {
+				w.res.Outcome = OutcomeCancelled
+			}
 			return s.finish(ctx, w, stream, start), nil
 		default:
 		}
@@ -293,7 +296,10 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			w.res.Outcome = OutcomeTimeout
 			return s.finish(ctx, w, stream, start), nil
 		case <-ctx.Done():
-			w.res.Outcome = OutcomeCancelled
+			w.res.Outcome = OutcomeTimeout
+			if cancelled(ctx) {
+				w.res.Outcome = OutcomeCancelled
+			}
 			return s.finish(ctx, w, stream, start), nil
 		}
 	}
@@ -432,8 +438,9 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 		off = w.endAt
 	}
 	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
-	if r.Outcome != OutcomeMatched && r.Outcome != OutcomeCancelled {
-		// The call's own context: what is left of its budget past the wait.
+	// The call's own context: what is left of its budget past the wait. A
+	// wait that noticed its end too late (a flood kept it busy) has none.
+	if r.Outcome != OutcomeMatched && r.Outcome != OutcomeCancelled && ctx.Err() == nil {
 		if screen, err := s.tc.CapturePane(ctx, w.req.PaneID, tmux.CaptureOptions{}); err == nil {
 			// What matches on screen now did not match as new output: it
 			// was there before the wait (or is the echo of typed keys).

@@ -1,0 +1,56 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// lostEndEvery is how often a job whose output tmux dropped asks whether
+// its pane's shell is back in front: its end mark may have been dropped
+// with the rest, and then nothing in the stream would ever end it.
+const lostEndEvery = time.Second
+
+// shellInFront reports whether a pane's shell holds its terminal's
+// foreground, so that no command it started still runs. It reads the
+// shell's process group and its terminal's foreground group from /proc,
+// which only a tmcp on the pane's machine can; ok is false when it cannot
+// tell.
+func (s *Service) shellInFront(ctx context.Context, paneID string) (front, ok bool) {
+	info, err := s.tc.PaneInfo(ctx, paneID)
+	if err != nil || info.Dead || info.PID <= 0 {
+		return false, false
+	}
+	pgrp, tpgid, err := processGroups(info.PID)
+	if err != nil {
+		return false, false
+	}
+	return tpgid == pgrp, true
+}
+
+// processGroups returns a process's group and its terminal's foreground
+// group, from /proc/PID/stat.
+func processGroups(pid int) (pgrp, tpgid int, err error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name in parentheses may hold spaces: read after the last ')'.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("reading /proc/%d/stat: no command name", pid)
+	}
+	// After the name: state ppid pgrp session tty_nr tpgid.
+	f := strings.Fields(s[i+1:])
+	if len(f) < 6 {
+		return 0, 0, fmt.Errorf("reading /proc/%d/stat: %d fields after the name", pid, len(f))
+	}
+	if pgrp, err = strconv.Atoi(f[2]); err == nil {
+		tpgid, err = strconv.Atoi(f[5])
+	}
+	return pgrp, tpgid, err
+}
