@@ -125,12 +125,7 @@ func (s *Server) fillWorkspace(ctx context.Context, plan workspace.Plan, made tm
 	}
 	for i, pane := range typed {
 		for _, cmd := range commands[i] {
-			// Recorded before it is sent, so its echo is known when it comes back.
-			s.hub.Typed(pane, cmd)
-			if err := s.tmux.SendKeys(ctx, pane, true, cmd); err != nil {
-				return explain("typing into pane "+pane, err)
-			}
-			if err := s.tmux.SendKeys(ctx, pane, false, "Enter"); err != nil {
+			if err := s.hub.Type(ctx, pane, cmd, true); err != nil {
 				return explain("typing into pane "+pane, err)
 			}
 		}

@@ -45,7 +45,9 @@ type Service struct {
 
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
-	return &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable()}
+	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable()}
+	hub.OnKeys(s.keysSent)
+	return s
 }
 
 // Ceiling returns the bound on every wait.
