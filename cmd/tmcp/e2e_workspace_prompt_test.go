@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +70,27 @@ func TestBuildWorkspaceTypesCommandsAfterTheFirstPrompt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildWorkspaceFailsWhenAShellShowsNoPromptInTime builds a workspace
+// whose shell sleeps past the call's budget before its prompt: the call
+// fails naming the pane, types nothing, and removes the session.
+func TestBuildWorkspaceFailsWhenAShellShowsNoPromptInTime(t *testing.T) {
+	srv := tmuxtest.New(t)
+	rc := filepath.Join(t.TempDir(), "stuck-rc")
+	if err := os.WriteFile(rc, []byte("sleep 60\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startTMCP(t, srv, "")
+	doc := fmt.Sprintf("session_name: stuck\nenvironment:\n  ENV: %s\nwindows:\n  - panes: [echo never-typed]\n", rc)
+	msg := s.fail("build_workspace", map[string]any{"yaml": doc})
+	for _, w := range []string{"first prompt of pane %", "its commands were not typed", "the partly built session was removed"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%q, want it to say %q", msg, w)
+		}
+	}
+	if got := sessionNames(srv); !slices.Equal(got, []string{"main"}) {
+		t.Errorf("sessions after a build whose shell showed no prompt: %v, want main alone", got)
 	}
 }
