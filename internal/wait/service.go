@@ -46,7 +46,9 @@ type Service struct {
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
 	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable()}
-	hub.OnKeys(s.keysSent)
+	if hub != nil { // a Service that only clamps timeouts needs none
+		hub.OnKeys(s.keysSent)
+	}
 	return s
 }
 
