@@ -85,9 +85,8 @@ windows:
 	for pane, dir := range map[string]string{left: root, right: filepath.Join(root, "sub"), out.Windows[1].Panes[0]: logs} {
 		waitPane(t, srv, pane, "#{pane_current_path}", dir)
 	}
-	// Commands are typed as the panes start, as tmuxp does: one may be
-	// echoed before the shell's first prompt, and its output follow that
-	// prompt on the same row.
+	// Commands are typed once each pane's shell has drawn its prompt
+	// (e2e_workspace_prompt_test.go shows the order).
 	waitScreen(t, srv, left, "its command's output", func(l []string) bool { return rowEnding(l, "left-5") >= 0 })
 	waitScreen(t, srv, right, "the session's environment", func(l []string) bool { return rowEnding(l, "right-hello-env") >= 0 })
 	waitScreen(t, srv, out.Windows[1].Panes[0], "shell_command_before, then the command", func(l []string) bool {

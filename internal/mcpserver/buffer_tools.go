@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,15 +78,9 @@ func (s *Server) sendKeysBatch(ctx context.Context, req *mcp.CallToolRequest, in
 	if ask != nil || err != nil {
 		return ask, keysOut{}, err
 	}
-	// Recorded before it is sent, so its echo is known when it comes back.
-	for _, text := range typedRuns(in.Keys) {
-		s.hub.Typed(id, text)
-	}
-	sentAt := time.Now()
-	if err := s.tmux.SendKeys(ctx, id, false, in.Keys...); err != nil {
+	if err := s.hub.Keys(ctx, id, in.Keys...); err != nil {
 		return nil, keysOut{}, explain("sending keys to pane "+id, err)
 	}
-	s.waits.KeysSent(id, in.Keys, sentAt)
 	return nil, keysOut{PaneID: id, Keys: len(in.Keys), IsCaller: isCaller}, nil
 }
 
@@ -113,62 +106,6 @@ func checkKeys(keys []string) error {
 		return fmt.Errorf("keys total %d bytes, more than %d; use paste_text for long text", size, maxBatchKeyBytes)
 	}
 	return nil
-}
-
-// keyNames are tmux's names of keys without a character of their own,
-// lower-cased (tmux matches them in any case).
-var keyNames = map[string]bool{
-	"enter": true, "escape": true, "tab": true, "btab": true, "space": true, "bspace": true,
-	"up": true, "down": true, "left": true, "right": true, "home": true, "end": true,
-	"ic": true, "insert": true, "dc": true, "delete": true, "npage": true, "pagedown": true, "pgdn": true,
-	"ppage": true, "pageup": true, "pgup": true, "kpenter": true,
-	"f1": true, "f2": true, "f3": true, "f4": true, "f5": true, "f6": true,
-	"f7": true, "f8": true, "f9": true, "f10": true, "f11": true, "f12": true,
-}
-
-// isKeyName reports whether tmux takes k as the name of one key rather
-// than as text to type: a named key, or one character with modifiers
-// (C-c, M-x, ^C, C-S-Up).
-func isKeyName(k string) bool {
-	modified := false
-	for {
-		switch {
-		case len(k) > 2 && k[1] == '-' && strings.ContainsRune("CMScms", rune(k[0])):
-			k, modified = k[2:], true
-			continue
-		case len(k) > 1 && k[0] == '^':
-			k, modified = k[1:], true
-			continue
-		}
-		break
-	}
-	lower := strings.ToLower(k)
-	if keyNames[lower] || strings.HasPrefix(lower, "kp") && len(lower) == 3 {
-		return true
-	}
-	return modified && utf8.RuneCountInString(k) == 1
-}
-
-// typedRuns returns the text a key batch types, one run per stretch of
-// keys between key names, for the waits to tell its echo from output.
-func typedRuns(keys []string) []string {
-	var runs []string
-	var run strings.Builder
-	flush := func() {
-		if run.Len() > 0 {
-			runs = append(runs, run.String())
-		}
-		run.Reset()
-	}
-	for _, k := range keys {
-		if isKeyName(k) {
-			flush()
-			continue
-		}
-		run.WriteString(k)
-	}
-	flush()
-	return runs
 }
 
 // bufferOut names the buffer a buffer tool used, and its size.
@@ -280,14 +217,7 @@ func (s *Server) pasteBuffer(ctx context.Context, req *mcp.CallToolRequest, in p
 	if ask != nil || err != nil {
 		return ask, pasteOut{}, err
 	}
-	// What the pane will echo is known before it is pasted, so a wait on
-	// the pane does not take the echo for output.
-	text, err := s.tmux.ShowBuffer(ctx, b.Name, b.Size)
-	if err != nil {
-		return nil, pasteOut{}, explain(fmt.Sprintf("reading buffer %q to paste it", b.Name), err)
-	}
-	s.hub.Typed(id, text)
-	if err := s.tmux.PasteBuffer(ctx, b.Name, id, in.Bracketed == nil || *in.Bracketed, false); err != nil {
+	if err := s.hub.PasteBuffer(ctx, id, b.Name, b.Size, in.Bracketed == nil || *in.Bracketed); err != nil {
 		return nil, pasteOut{}, explain(fmt.Sprintf("pasting buffer %q into pane %s", b.Name, id), err)
 	}
 	return nil, pasteOut{bufferOut: bufferOut{Name: b.Name, Bytes: b.Size}, PaneID: id, IsCaller: isCaller}, nil

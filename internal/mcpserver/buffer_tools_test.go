@@ -39,38 +39,6 @@ func TestCheckKeysRefusesWhatCannotBeSent(t *testing.T) {
 	}
 }
 
-func TestIsKeyNameTellsKeysFromText(t *testing.T) {
-	cases := map[string]bool{
-		"Enter": true, "enter": true, "Escape": true, "C-c": true, "c-c": true, "M-x": true, "^C": true,
-		"C-S-Up": true, "S-Tab": true, "F12": true, "PageDown": true, "KP5": true, "BSpace": true,
-		"q": false, ":wq": false, "echo hi": false, "make": false, "C-": false, "^": false, "^abc": false,
-		"Enter2": false, "-l": false, "é": false,
-	}
-	for k, want := range cases {
-		if got := isKeyName(k); got != want {
-			t.Errorf("isKeyName(%q) = %v, want %v", k, got, want)
-		}
-	}
-}
-
-func TestTypedRunsAreTheTextBetweenKeyNames(t *testing.T) {
-	cases := []struct {
-		keys []string
-		want []string
-	}{
-		{[]string{"Escape", ":wq", "Enter"}, []string{":wq"}},
-		{[]string{"echo ", "hi", "Enter", "ls -l", "Enter"}, []string{"echo hi", "ls -l"}},
-		{[]string{"q"}, []string{"q"}}, // too short to record: pane.Hub.Typed drops it
-		{[]string{"Down", "Down", "Enter"}, nil},
-		{[]string{"a", "b", "C-c", "cd"}, []string{"ab", "cd"}},
-	}
-	for _, c := range cases {
-		if got := typedRuns(c.keys); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("typedRuns(%q) = %q, want %q", c.keys, got, c.want)
-		}
-	}
-}
-
 func TestCheckBufferName(t *testing.T) {
 	cases := []struct {
 		name string

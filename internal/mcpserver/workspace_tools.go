@@ -16,7 +16,7 @@ import (
 func (s *Server) workspaceTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "build_workspace", Annotations: mutating("Build workspace", false),
-			Description: "Build a session from tmuxp-style YAML (windows, panes, layout, dirs, commands)."}, s.buildWorkspace),
+			Description: "Build a session from tmuxp-style YAML (windows, panes, layout, dirs, commands). Commands are typed once the pane's shell shows its first prompt."}, s.buildWorkspace),
 	}
 }
 
@@ -71,11 +71,12 @@ func (s *Server) buildWorkspace(ctx context.Context, _ *mcp.CallToolRequest, in 
 }
 
 // fillWorkspace makes the windows and panes of a plan in the session just
-// made, lays them out, types their commands and selects what has focus.
+// made, lays them out, types their commands once each pane's shell has
+// drawn its first prompt, and selects what has focus.
 func (s *Server) fillWorkspace(ctx context.Context, plan workspace.Plan, made tmux.Created, out *workspaceOut) error {
 	var focusWindow string
-	var focusPanes, typed []string
-	var commands [][]string
+	var focusPanes []string
+	var typing []workspace.Typing
 	for i, w := range plan.Windows {
 		what := fmt.Sprintf("window %d", i)
 		if w.Name != "" {
@@ -115,25 +116,15 @@ func (s *Server) fillWorkspace(ctx context.Context, plan workspace.Plan, made tm
 			if p.Focus {
 				focusPanes = append(focusPanes, bw.Panes[j])
 			}
-			typed = append(typed, bw.Panes[j])
-			commands = append(commands, p.Commands)
+			typing = append(typing, workspace.Typing{PaneID: bw.Panes[j], Commands: p.Commands})
 		}
 		if w.Focus {
 			focusWindow = c.WindowID
 		}
 		out.Windows = append(out.Windows, bw)
 	}
-	for i, pane := range typed {
-		for _, cmd := range commands[i] {
-			// Recorded before it is sent, so its echo is known when it comes back.
-			s.hub.Typed(pane, cmd)
-			if err := s.tmux.SendKeys(ctx, pane, true, cmd); err != nil {
-				return explain("typing into pane "+pane, err)
-			}
-			if err := s.tmux.SendKeys(ctx, pane, false, "Enter"); err != nil {
-				return explain("typing into pane "+pane, err)
-			}
-		}
+	if err := workspace.TypeCommands(ctx, s.tmux, s.hub, typing); err != nil {
+		return err
 	}
 	for _, pane := range focusPanes {
 		if _, err := s.tmux.Run(ctx, "select-pane", "-t", pane); err != nil {

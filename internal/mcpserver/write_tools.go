@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -58,18 +57,8 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 	if ask != nil || err != nil {
 		return ask, sentOut{}, err
 	}
-	// Recorded before it is sent, so its echo is known when it comes back;
-	// a key name (C-c) types no text of its own.
-	if in.Literal || !isKeyName(in.Keys) {
-		s.hub.Typed(id, in.Keys)
-	}
 	if in.Literal {
-		if in.Keys != "" {
-			err = s.tmux.SendKeys(ctx, id, true, in.Keys)
-		}
-		if err == nil && enter {
-			err = s.tmux.SendKeys(ctx, id, false, "Enter")
-		}
+		err = s.hub.Type(ctx, id, in.Keys, enter)
 	} else {
 		keys := []string{}
 		if in.Keys != "" {
@@ -78,10 +67,7 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 		if enter {
 			keys = append(keys, "Enter")
 		}
-		sentAt := time.Now()
-		if err = s.tmux.SendKeys(ctx, id, false, keys...); err == nil {
-			s.waits.KeysSent(id, keys, sentAt)
-		}
+		err = s.hub.Keys(ctx, id, keys...)
 	}
 	if err != nil {
 		return nil, sentOut{}, explain("sending keys to pane "+id, err)
@@ -107,8 +93,7 @@ func (s *Server) pasteText(ctx context.Context, req *mcp.CallToolRequest, in pas
 	if ask != nil || err != nil {
 		return ask, sentOut{}, err
 	}
-	s.hub.Typed(id, in.Text)
-	if err := s.tmux.Paste(ctx, id, in.Text, in.Bracketed == nil || *in.Bracketed); err != nil {
+	if err := s.hub.Paste(ctx, id, in.Text, in.Bracketed == nil || *in.Bracketed); err != nil {
 		return nil, sentOut{}, explain("pasting into pane "+id, err)
 	}
 	return nil, sentOut{PaneID: id, Bytes: len(in.Text), IsCaller: isCaller}, nil

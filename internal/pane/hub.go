@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,12 +39,14 @@ type Hub struct {
 	tc     *tmux.Client
 	checks checkRuns
 
-	mu       sync.Mutex
-	panes    map[string]*watched
-	starting map[string]chan struct{} // panes whose stream is being started
-	typed    map[string][]TypedLine
-	typedN   uint64
-	closed   bool
+	mu         sync.Mutex
+	panes      map[string]*watched
+	starting   map[string]chan struct{} // panes whose stream is being started
+	typedLines map[string][]TypedLine
+	typedN     uint64
+	typedBytes map[string]int64
+	onKeys     []func(paneID string, keys []string, sentAt time.Time)
+	closed     bool
 }
 
 // watched is one pane's stream and what keeps it alive.
@@ -68,7 +69,7 @@ type TypedLine struct {
 
 // NewHub returns a Hub that streams panes of tc's server.
 func NewHub(tc *tmux.Client) *Hub {
-	h := &Hub{tc: tc, panes: map[string]*watched{}, starting: map[string]chan struct{}{}, typed: map[string][]TypedLine{}}
+	h := &Hub{tc: tc, panes: map[string]*watched{}, starting: map[string]chan struct{}{}, typedLines: map[string][]TypedLine{}, typedBytes: map[string]int64{}}
 	tc.OnLayoutChange(func() { h.checks.request(h.checkPanes) })
 	return h
 }
@@ -410,27 +411,6 @@ func (h *Hub) Refresh(ctx context.Context, paneID string) (tmux.Pane, error) {
 	return p, nil
 }
 
-// Typed records text tmcp typed into a pane, so that waits can tell the
-// shell's echo of it from the output of what it ran. Lines shorter than
-// minTyped (spaces aside) are not recorded: any output line ending in
-// those few bytes would be taken for their echo.
-func (h *Hub) Typed(paneID, text string) {
-	now := time.Now()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	lines := h.typed[paneID]
-	for _, l := range strings.Split(text, "\n") {
-		if len(strings.TrimSpace(l)) >= minTyped {
-			h.typedN++
-			lines = append(lines, TypedLine{Seq: h.typedN, Text: l, at: now})
-		}
-	}
-	if len(lines) > maxTyped {
-		lines = lines[len(lines)-maxTyped:]
-	}
-	h.typed[paneID] = lines
-}
-
 // RecentlyTyped returns the lines typed into a pane in the last few
 // seconds, oldest first.
 func (h *Hub) RecentlyTyped(paneID string) []TypedLine {
@@ -438,7 +418,7 @@ func (h *Hub) RecentlyTyped(paneID string) []TypedLine {
 	defer h.mu.Unlock()
 	var out []TypedLine
 	cutoff := time.Now().Add(-typedMemory)
-	for _, l := range h.typed[paneID] {
+	for _, l := range h.typedLines[paneID] {
 		if l.at.After(cutoff) {
 			out = append(out, l)
 		}

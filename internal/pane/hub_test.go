@@ -111,10 +111,10 @@ func TestAStreamThatEndedIsLetGoOnRelease(t *testing.T) {
 }
 
 func TestTypedRemembersOnlyLinesLongEnoughToTellFromOutput(t *testing.T) {
-	h := &Hub{typed: map[string][]TypedLine{}}
-	h.Typed("%0", "y")
-	h.Typed("%0", "ls\n  q \nmake test\n\n")
-	h.Typed("%0", "C-c")
+	h := &Hub{typedLines: map[string][]TypedLine{}, typedBytes: map[string]int64{}}
+	h.typed("%0", "y", len("y"))
+	h.typed("%0", "ls\n  q \nmake test\n\n", len("ls\n  q \nmake test\n\n"))
+	h.typed("%0", "C-c", len("C-c"))
 	var got []string
 	for _, l := range h.RecentlyTyped("%0") {
 		got = append(got, l.Text)

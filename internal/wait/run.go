@@ -221,9 +221,7 @@ func (s *Service) send(ctx context.Context, req RunRequest, token string) error 
 	if req.SuppressHistory {
 		line = " " + line
 	}
-	s.hub.Typed(req.PaneID, line)
-	// A carriage return is the Enter key: one command types the line and runs it.
-	return s.tc.SendKeys(ctx, req.PaneID, true, line+"\r")
+	return s.hub.Type(ctx, req.PaneID, line, true)
 }
 
 // inlined returns a command encoded for the typed line, and whether it is
@@ -549,11 +547,11 @@ func (r *reader) keySent(key string, now time.Time) {
 	}
 }
 
-// KeysSent tells a pane's job that tmcp sent it keys (tmux key names) in a
+// keysSent tells a pane's job that tmcp sent it keys (tmux key names) in a
 // send that began at sentAt, so that an interrupt key sent after its line
 // was typed ends it as its echo would, even where the terminal echoes no
 // ^C (stty -echoctl, zsh).
-func (s *Service) KeysSent(paneID string, keys []string, sentAt time.Time) {
+func (s *Service) keysSent(paneID string, keys []string, sentAt time.Time) {
 	j := s.jobs.running(paneID)
 	if j == nil {
 		return

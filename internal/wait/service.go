@@ -45,7 +45,11 @@ type Service struct {
 
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
-	return &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable()}
+	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable()}
+	if hub != nil { // a Service that only clamps timeouts needs none
+		hub.OnKeys(s.keysSent)
+	}
+	return s
 }
 
 // Ceiling returns the bound on every wait.

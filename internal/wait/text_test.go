@@ -154,8 +154,7 @@ func TestWaitForTextSkipsTheEchoOfTypedKeys(t *testing.T) {
 	f := newFixture(t)
 	ch := f.begin(TextRequest{Patterns: []string{"MARK"}})
 	keys := "sleep 1; echo MARK"
-	f.hub.Typed("%0", keys)
-	if err := f.tc.SendKeys(context.Background(), "%0", false, keys, "Enter"); err != nil {
+	if err := f.hub.Keys(context.Background(), "%0", keys, "Enter"); err != nil {
 		t.Fatal(err)
 	}
 	r := <-ch
