@@ -214,4 +214,3 @@ func replyFields[T any](t *testing.T, name string, res *mcp.CallToolResult) T {
 	decodeStructured(t, name, res, &out)
 	return out
 }
-
