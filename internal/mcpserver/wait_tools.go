@@ -28,7 +28,7 @@ func (s *Server) waitTools() []toolDef {
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
 			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
-			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with its cursor."}, s.waitForText),
+			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with the returned cursor."}, s.waitForText),
 		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly("Wait for command"),
 			Description: "Wait for the command running in a pane (at a prompt: the next) to end; returns exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
