@@ -137,9 +137,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case o.doctor:
 		return doctor(ctx, stdout, tc, srv, tier)
 	}
-	// The command client attaches while the client initializes, not
-	// during its first call.
-	go tc.Prepare(ctx)
+	// tmux's clients attach while the client initializes, not during its
+	// first call.
+	go srv.Prepare(ctx)
 	return serve(ctx, srv, stdin, stdout)
 }
 

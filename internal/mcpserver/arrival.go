@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -31,7 +32,7 @@ const arrivalSlack = 10 * time.Millisecond
 // its handler runs.
 type arrivals struct {
 	next  atomic.Uint64
-	marks sync.Map // uint64 → map[string]pane.Mark
+	marks sync.Map // uint64 → *stamp
 }
 
 // Transport wraps a transport so that each tool call is stamped with where
@@ -64,21 +65,61 @@ func (c *stampingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.Extra == nil {
 		n := c.s.arrivals.next.Add(1)
-		c.s.arrivals.marks.Store(n, c.s.hub.MarksAt(time.Now().Add(-arrivalSlack)))
+		now := time.Now()
+		st := &stamp{at: now, marks: c.s.hub.MarksAt(now.Add(-arrivalSlack))}
+		c.s.startArrivalScreen(st, req.Params)
+		c.s.arrivals.marks.Store(n, st)
 		req.Extra = &mcp.RequestExtra{Header: http.Header{arrivalHeader: {strconv.FormatUint(n, 10)}}}
 	}
 	return msg, err
 }
 
-// arrivalMarks returns the marks stamped on a request as it was read, or
-// the marks now when it was not stamped.
-func (s *Server) arrivalMarks(req mcp.Request) map[string]pane.Mark {
+// stamp is what was seen of the panes as a tool call was read: where the
+// streams ended, and, for a wait_for_text on a pane with no stream, the
+// screen being read.
+type stamp struct {
+	at     time.Time // when the call was read
+	marks  map[string]pane.Mark
+	pane   string
+	screen chan []string // the pane's screen, or nil if it could not be read
+}
+
+// startArrivalScreen begins reading the screen of the pane a
+// wait_for_text names when tmcp does not stream it, the moment the call is
+// read: its rows then are what the wait counts as old. It is read apart,
+// so a tmux that does not answer holds no other request back.
+func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
+	var p mcp.CallToolParamsRaw
+	var args struct {
+		PaneID string `json:"paneId"`
+		Cursor string `json:"cursor"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name != "wait_for_text" || json.Unmarshal(p.Arguments, &args) != nil ||
+		args.Cursor != "" || checkPaneID(args.PaneID) != nil {
+		return
+	}
+	if _, streamed := st.marks[args.PaneID]; streamed {
+		return
+	}
+	st.pane, st.screen = args.PaneID, make(chan []string, 1)
+	budget := s.budget(&p)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		st.screen <- s.waits.ArrivalScreen(ctx, st.pane)
+	}()
+}
+
+// arrivalStamp returns the stamp of a request as it was read, or one taken
+// now when it was not stamped.
+func (s *Server) arrivalStamp(req mcp.Request) *stamp {
 	if extra := req.GetExtra(); extra != nil {
 		if n, err := strconv.ParseUint(extra.Header.Get(arrivalHeader), 10, 64); err == nil {
-			if m, ok := s.arrivals.marks.LoadAndDelete(n); ok {
-				return m.(map[string]pane.Mark)
+			if st, ok := s.arrivals.marks.LoadAndDelete(n); ok {
+				return st.(*stamp)
 			}
 		}
 	}
-	return s.hub.MarksAt(time.Now().Add(-arrivalSlack))
+	now := time.Now()
+	return &stamp{at: now, marks: s.hub.MarksAt(now.Add(-arrivalSlack))}
 }

@@ -98,21 +98,37 @@ func digest(s string) string {
 // with the request: the streams' ends, and for a wait_for_text on a pane
 // with no stream yet, that pane's screen.
 func (s *Server) arrive(ctx context.Context, req mcp.Request) context.Context {
-	a := wait.Arrival{Marks: s.arrivalMarks(req)}
-	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p.Name == "wait_for_text" {
-		var args struct {
-			PaneID string `json:"paneId"`
-			Cursor string `json:"cursor"`
-		}
-		if json.Unmarshal(p.Arguments, &args) == nil && args.Cursor == "" && checkPaneID(args.PaneID) == nil {
-			if _, streamed := a.Marks[args.PaneID]; !streamed {
-				if rows := s.waits.ArrivalScreen(ctx, args.PaneID); rows != nil {
-					a.Screens = map[string][]string{args.PaneID: rows}
-				}
+	st := s.arrivalStamp(req)
+	a := wait.Arrival{At: st.at.Add(-arrivalSlack), Marks: st.marks}
+	if st.screen == nil {
+		// Not stamped as it was read (a call made in-process): read now.
+		st = s.stampNow(ctx, req, st)
+	}
+	if st.screen != nil {
+		select {
+		case rows := <-st.screen:
+			if rows != nil {
+				a.Screens = map[string][]string{st.pane: rows}
 			}
+		case <-ctx.Done():
 		}
 	}
 	return wait.WithArrival(ctx, a)
+}
+
+// stampNow starts the arrival screen read for a call that was not stamped
+// as it was read off the wire.
+func (s *Server) stampNow(ctx context.Context, req mcp.Request, st *stamp) *stamp {
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok || p.Name != "wait_for_text" {
+		return st
+	}
+	raw, err := json.Marshal(map[string]any{"name": p.Name, "arguments": p.Arguments})
+	if err != nil {
+		return st
+	}
+	s.startArrivalScreen(st, raw)
+	return st
 }
 
 // observe is receiving middleware for every tool call: it notes where the

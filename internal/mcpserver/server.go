@@ -67,6 +67,14 @@ func New(tc *tmux.Client, cfg Config) *Server {
 	return s
 }
 
+// Prepare attaches the command client, and an output client to each
+// session there is, so that the first call waits for neither and the first
+// output of a pane nobody watches is seen, with its time.
+func (s *Server) Prepare(ctx context.Context) {
+	s.tmux.Prepare(ctx)
+	_ = s.hub.CarryAll(ctx)
+}
+
 // Close stops following jobs and streaming panes.
 func (s *Server) Close() {
 	s.waits.Close()

@@ -46,6 +46,7 @@ type Hub struct {
 	typedN     uint64
 	typedBytes map[string]int64
 	onKeys     []func(paneID string, keys []string, sentAt time.Time)
+	first      map[string]firstOutput // what unwatched panes wrote first
 	closed     bool
 }
 
@@ -69,8 +70,10 @@ type TypedLine struct {
 
 // NewHub returns a Hub that streams panes of tc's server.
 func NewHub(tc *tmux.Client) *Hub {
-	h := &Hub{tc: tc, panes: map[string]*watched{}, starting: map[string]chan struct{}{}, typedLines: map[string][]TypedLine{}, typedBytes: map[string]int64{}}
+	h := &Hub{tc: tc, panes: map[string]*watched{}, starting: map[string]chan struct{}{}, typedLines: map[string][]TypedLine{}, typedBytes: map[string]int64{},
+		first: map[string]firstOutput{}}
 	tc.OnLayoutChange(func() { h.checks.request(h.checkPanes) })
+	tc.OnUnwatchedOutput(h.noteFirstOutput)
 	return h
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 const (
@@ -41,6 +42,28 @@ type streamSet struct {
 	// choosing holds a token while an output client is found or attached,
 	// so that two watches in one session share one client.
 	choosing chan struct{}
+	// onUnwatched takes the output that made an unwatched pane muted.
+	onUnwatched func(pane string, data []byte, at time.Time)
+}
+
+// OnUnwatchedOutput makes fn take the first output of each pane nobody
+// watches, the output that gets it muted: with Carry, what a pane writes
+// first after tmcp began carrying its session is known, and when. fn gets
+// its own copy of the data and must not block.
+func (c *Client) OnUnwatchedOutput(fn func(pane string, data []byte, at time.Time)) {
+	c.streams.mu.Lock()
+	defer c.streams.mu.Unlock()
+	c.streams.onUnwatched = fn
+}
+
+// Carry attaches the output client of a session now, before anything
+// watches its panes, so that a pane's first output from then on is seen
+// (see OnUnwatchedOutput).
+func (c *Client) Carry(ctx context.Context, session string) error {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	_, err := c.streams.client(ctx, session)
+	return err
 }
 
 // OnLayoutChange makes fn run whenever tmux reports, on a client carrying
@@ -171,13 +194,18 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		return
 	}
 	if w == nil || w.session != session {
+		var first func(string, []byte, time.Time)
 		if cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane] {
 			// Posted under s.mu, so a watch that resumes the pane after
 			// this (under s.mu too) reaches tmux after the mute.
 			s.muted[cc][ev.Pane] = true
 			cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
+			first = s.onUnwatched
 		}
 		s.mu.Unlock()
+		if first != nil && len(ev.Data) > 0 && !ev.Paused {
+			first(ev.Pane, append([]byte(nil), ev.Data...), time.Now())
+		}
 		return
 	}
 	s.mu.Unlock()

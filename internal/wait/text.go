@@ -38,6 +38,7 @@ const (
 // of a pane about to be waited on that has no stream yet. A wait counts
 // from then, not from when its handler got to run.
 type Arrival struct {
+	At      time.Time // output that reached tmcp from then on is new
 	Marks   map[string]pane.Mark
 	Screens map[string][]string
 }
@@ -231,6 +232,18 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			}
 		}
 		w.dec = decoder(from)
+		// A pane tmcp carried but nobody watched is muted at its first
+		// output, which tmcp keeps with its time: when that came after the
+		// call, it is output, whatever the screen read at arrival shows.
+		if cur == nil {
+			since := arrival(ctx).At
+			if since.IsZero() {
+				since = start
+			}
+			if first := s.hub.FirstOutputSince(req.PaneID, since); len(first) > 0 && w.before(first, from, decoder) {
+				return s.finish(ctx, w, stream, start), nil
+			}
+		}
 		after, err := s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{})
 		if err != nil {
 			return unansweredEnd(err)
@@ -321,6 +334,19 @@ func (w *textWait) feed(data []byte) bool {
 
 // chunk decodes a piece of output and reports whether the wait is over.
 // Stop patterns are checked over the whole piece before success patterns.
+// before judges output that reached tmcp before the stream began at from:
+// its lines end, for the cursor, where the stream begins.
+func (w *textWait) before(data []byte, from int64, decoder func(int64) *pane.Decoder) bool {
+	main := w.dec
+	w.dec = decoder(from)
+	done := w.chunk(data)
+	if w.endAt > from {
+		w.endAt = from
+	}
+	w.dec, w.partial = main, ""
+	return done
+}
+
 func (w *textWait) chunk(data []byte) bool {
 	var lines []string
 	var ends []int64
