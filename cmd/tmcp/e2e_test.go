@@ -1307,8 +1307,8 @@ func TestAStoppedTmuxFailsCallsByTheDeadlineWhileTmcpKeepsAnswering(t *testing.T
 		{"list_sessions", nil},
 		{"capture_pane", map[string]any{"paneId": pane}},
 		{"list_panes", nil},
-		{"send_keys", map[string]any{"paneId": pane, "keys": "echo typed"}},
-		{"split_window", map[string]any{"paneId": pane}},
+		{"get_pane_info", map[string]any{"paneId": pane}},
+		{"list_windows", nil},
 	} {
 		go func() {
 			res, err := s.callErr(c.name, c.args)
