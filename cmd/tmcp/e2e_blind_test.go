@@ -11,7 +11,8 @@ import (
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
-// Panes tmcp has never watched, each waited on once: a line written 0 to
+// Panes tmcp has never watched, in a session whose output it carries (it
+// waited on another pane there), each waited on once: a line written 0 to
 // 2 ms after the request was sent is output, however soon it lands on the
 // screen; a line written well before it is not.
 func TestWaitForTextNeverMissesALineWrittenJustAfterTheCallOnAPaneNeverWatched(t *testing.T) {
@@ -31,8 +32,8 @@ func TestWaitForTextNeverMissesALineWrittenJustAfterTheCallOnAPaneNeverWatched(t
 	}
 	sent := make(chan time.Time, 1)
 	s := startTMCPWith(t, srv, nil, func(tr mcp.Transport) mcp.Transport { return sentTransport{tr, sent} })
-	// tmcp carries the session's output from its start on; the trials
-	// begin once it does.
+	// A wait on the session's first pane makes tmcp carry its output.
+	s.waitText(map[string]any{"paneId": mainPane(srv), "patterns": []string{"never printed"}, "timeoutSeconds": 0.5})
 	waitStreamClient(t, srv, panes[0])
 
 	call := func(pane, token string, timeout float64) <-chan callResult {

@@ -67,12 +67,12 @@ func New(tc *tmux.Client, cfg Config) *Server {
 	return s
 }
 
-// Prepare attaches the command client, and an output client to each
-// session there is, so that the first call waits for neither and the first
-// output of a pane nobody watches is seen, with its time.
+// Prepare attaches the command client, so that the first call does not
+// wait for it. Output clients are not attached ahead of need: on tmux 3.3a,
+// attaching one to every session at start, while other clients came and
+// went, crashed the server (the bench's start-up rows, in 2 runs of 4).
 func (s *Server) Prepare(ctx context.Context) {
 	s.tmux.Prepare(ctx)
-	_ = s.hub.CarryAll(ctx)
 }
 
 // Close stops following jobs and streaming panes.

@@ -1,9 +1,6 @@
 package pane
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // firstOutput is what a pane nobody watched wrote first, the output that
 // got it muted, and when it reached tmcp.
@@ -28,9 +25,10 @@ func (h *Hub) noteFirstOutput(paneID string, data []byte, at time.Time) {
 }
 
 // FirstOutputSince returns, once, what a pane nobody watched wrote first,
-// if that reached tmcp at or after since. A pane tmcp carries (see Carry)
-// is muted at its first output, so nothing it wrote after is known: a
-// wait that begins on it takes this, then the stream.
+// if that reached tmcp at or after since. A pane in a session whose output
+// tmcp carries (it streams another pane there) is muted at its first
+// output, so nothing it wrote after is known: a wait that begins on it
+// takes this, then the stream.
 func (h *Hub) FirstOutputSince(paneID string, since time.Time) []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -40,19 +38,4 @@ func (h *Hub) FirstOutputSince(paneID string, since time.Time) []byte {
 		return nil
 	}
 	return f.data
-}
-
-// CarryAll attaches the output client of every session, so that each
-// pane's first output from now on is seen with its time.
-func (h *Hub) CarryAll(ctx context.Context) error {
-	sessions, err := h.tc.ListSessions(ctx)
-	if err != nil {
-		return err
-	}
-	for _, s := range sessions {
-		if err := h.tc.Carry(ctx, s.ID); err != nil {
-			return err
-		}
-	}
-	return nil
 }

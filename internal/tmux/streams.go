@@ -47,23 +47,13 @@ type streamSet struct {
 }
 
 // OnUnwatchedOutput makes fn take the first output of each pane nobody
-// watches, the output that gets it muted: with Carry, what a pane writes
-// first after tmcp began carrying its session is known, and when. fn gets
-// its own copy of the data and must not block.
+// watches in a session whose output a client carries, the output that gets
+// it muted: what such a pane writes first is known, and when. fn gets its
+// own copy of the data and must not block.
 func (c *Client) OnUnwatchedOutput(fn func(pane string, data []byte, at time.Time)) {
 	c.streams.mu.Lock()
 	defer c.streams.mu.Unlock()
 	c.streams.onUnwatched = fn
-}
-
-// Carry attaches the output client of a session now, before anything
-// watches its panes, so that a pane's first output from then on is seen
-// (see OnUnwatchedOutput).
-func (c *Client) Carry(ctx context.Context, session string) error {
-	ctx, cancel := c.bound(ctx)
-	defer cancel()
-	_, err := c.streams.client(ctx, session)
-	return err
 }
 
 // OnLayoutChange makes fn run whenever tmux reports, on a client carrying
