@@ -22,11 +22,9 @@ const (
 	// commands go straight to separate processes before attaching is tried
 	// again. Short, so a session made by anyone soon brings control mode.
 	attachRetryDelay = 250 * time.Millisecond
-	// commandClientFlags keep the command client from resizing windows.
-	// It receives its session's pane output, each pane muted at its first
-	// output: so the first output of a pane nobody watches is seen, with
-	// its time, at the cost of no attach of its own.
-	commandClientFlags = "ignore-size,pause-after=10"
+	// commandClientFlags keep the command client from resizing windows and
+	// from receiving pane output it has no use for.
+	commandClientFlags = "ignore-size,no-output"
 )
 
 // readOnly are the commands that change nothing, so running one again
@@ -231,16 +229,7 @@ func (c *Client) control(ctx context.Context) (*controlClient, error) {
 		c.connecting = done
 		c.mu.Unlock()
 
-		var self atomic.Pointer[controlClient]
-		ctl, err := c.attach(ctx, "", commandClientFlags, func(ev OutputEvent) {
-			if cc := self.Load(); cc != nil {
-				c.streams.route(cc.sessionID(), cc, ev)
-			}
-		})
-		if err == nil {
-			c.streams.carry(ctl)
-			self.Store(ctl)
-		}
+		ctl, err := c.attach(ctx, "", commandClientFlags, nil)
 
 		c.mu.Lock()
 		c.connecting = nil

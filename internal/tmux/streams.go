@@ -129,21 +129,6 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 	return func() { once.Do(func() { s.unwatch(pane, w) }) }, nil
 }
 
-// carry has a client that is not an output client (the command client)
-// mute each pane of its session at its first output, as output clients do
-// for the panes nobody watches.
-func (s *streamSet) carry(cc *controlClient) {
-	s.mu.Lock()
-	s.muted[cc] = map[string]bool{}
-	s.mu.Unlock()
-	go func() {
-		<-cc.done
-		s.mu.Lock()
-		delete(s.muted, cc)
-		s.mu.Unlock()
-	}()
-}
-
 // client returns the output client for a session, attaching one if needed.
 func (s *streamSet) client(ctx context.Context, session string) (*controlClient, error) {
 	// Two clients attaching to one session at once would mean closing one,
@@ -194,11 +179,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	s.mu.Lock()
 	w := s.watchers[ev.Pane]
 	if w != nil && w.client != nil && cc != nil && w.client != cc {
-		// Not the client this pane is streamed through: muted on this one.
-		if s.muted[cc] != nil && !s.muted[cc][ev.Pane] {
-			s.muted[cc][ev.Pane] = true
-			cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
-		}
+		// Not the client this pane is streamed through.
 		s.mu.Unlock()
 		return
 	}
