@@ -177,11 +177,7 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		case <-timeout.C:
 			return w.timedOut(stream, start, info.Command), nil
 		case <-ctx.Done():
-			if !cancelled(ctx) {
-				return w.timedOut(stream, start, info.Command), nil
-			}
-			w.res.Outcome = OutcomeCancelled
-			return w.finish(stream, start), nil
+			return w.stopped(ctx, stream, start, info.Command), nil
 		default:
 		}
 		changed := stream.Changed()
@@ -209,13 +205,19 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		case <-timeout.C:
 			return w.timedOut(stream, start, info.Command), nil
 		case <-ctx.Done():
-			if !cancelled(ctx) {
-				return w.timedOut(stream, start, info.Command), nil
-			}
-			w.res.Outcome = OutcomeCancelled
-			return w.finish(stream, start), nil
+			return w.stopped(ctx, stream, start, info.Command), nil
 		}
 	}
+}
+
+// stopped answers a wait whose context ended: cancelled when the caller
+// left, timed out when its budget ran out, however late that was noticed.
+func (w *commandWait) stopped(ctx context.Context, stream *pane.Stream, start time.Time, command string) CommandResult {
+	if !cancelled(ctx) {
+		return w.timedOut(stream, start, command)
+	}
+	w.res.Outcome = OutcomeCancelled
+	return w.finish(stream, start)
 }
 
 // atUnmarkedPrompt reports whether a pane whose stream holds no mark
