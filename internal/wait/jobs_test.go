@@ -43,3 +43,23 @@ func TestAJobsResultKeepsItsLinesWhileTheJobWritesOn(t *testing.T) {
 		t.Fatalf("%d reported lines were blank while the job wrote on", blank)
 	}
 }
+
+// TestAPaneIsFreeOnceItsJobIsHeardToEnd: a caller told that a job ended
+// runs its next command at once, so the pane must be free by then, not
+// a moment later when the job's reader winds down.
+func TestAPaneIsFreeOnceItsJobIsHeardToEnd(t *testing.T) {
+	table := newJobTable()
+	for i := range 200 {
+		j := &job{id: strconv.Itoa(i), paneID: "%0", started: time.Now(), tail: pane.NewTailBuffer(jobTailLines, jobTailBytes),
+			done: make(chan struct{}), onEnd: table.release}
+		if holder := table.claim(j); holder != nil {
+			t.Fatalf("job %d: pane still held by job %s, which was heard to end", i, holder.id)
+		}
+		status := 0
+		go j.end(false, &status, "")
+		<-j.done
+	}
+	if got := table.get("199"); got == nil || !got.result(false, 0, 0).Finished {
+		t.Fatal("the last job is not kept as finished for get_job")
+	}
+}

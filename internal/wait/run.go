@@ -81,6 +81,7 @@ type job struct {
 	tail       *pane.TailBuffer
 	finishedAt time.Time
 	done       chan struct{}
+	onEnd      func(*job)  // frees the pane; nil in tests of the reader
 	typedAt    time.Time   // when the typed line had been sent
 	keys       chan string // interrupt keys tmcp sent after that
 }
@@ -103,7 +104,8 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 		return JobResult{}, notTyped(wctx, err)
 	}
 	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
-		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1)}
+		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
+		onEnd: s.jobs.release}
 	if holder := s.jobs.claim(j); holder != nil {
 		return JobResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
@@ -286,7 +288,6 @@ func shellQuote(s string) string {
 // follow consumes the pane's output for a job until it ends.
 func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done func()) {
 	defer done()
-	defer s.jobs.release(j)
 	r := newReader(j, from)
 	defer func() {
 		if _, ok := inlined(j.command); !ok && r.dec == nil {
@@ -690,11 +691,17 @@ func (j *job) addPiece(line string, more bool) {
 // is known, and a reason, if there is one to give.
 func (j *job) end(died bool, status *int, reason string) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.finished {
+		j.mu.Unlock()
 		return
 	}
 	j.finished, j.died, j.status, j.reason, j.finishedAt = true, died, status, reason, time.Now()
+	j.mu.Unlock()
+	// The pane is free before anyone hears of the end, so a caller that
+	// runs its next command at once finds it free.
+	if j.onEnd != nil {
+		j.onEnd(j)
+	}
 	close(j.done)
 }
 
