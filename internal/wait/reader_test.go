@@ -19,7 +19,8 @@ func readerFixture(command string) (*job, *reader) {
 // typedEcho is what the terminal shows of a typed line: its text, with the
 // token, and the Enter.
 func typedEcho(token string) string {
-	return `# (trap 'exit 130' INT;printf '\033]133;C;` + token + `\007';(eval "$(printf %b 'x')"))` + "\r\n"
+	tag := strings.TrimPrefix(token, markerPrefix)
+	return `# (__tmcp ` + tag + `||exit;x);__tmcp ` + tag + ` $?` + "\r\n"
 }
 
 func mark(kind, token string, status ...int) string {
@@ -30,7 +31,7 @@ func mark(kind, token string, status ...int) string {
 }
 
 func TestReaderTakesTheOutputBetweenItsMarksWhereverTheReadsSplit(t *testing.T) {
-	token := markerPrefix + "0123456789ab"
+	token := markerPrefix + "01234"
 	stream := "\x1b]0;title\a" + typedEcho(token) + mark("C", token) + "out 1\r\nout 2\r\nlast" + mark("D", token, 3) +
 		mark("E", token, 3) + "# "
 	for i := 0; i <= len(stream); i++ {
@@ -46,7 +47,7 @@ func TestReaderTakesTheOutputBetweenItsMarksWhereverTheReadsSplit(t *testing.T) 
 }
 
 func TestReaderEndsAtTheShellsMarkWhenTheWrapperWroteNone(t *testing.T) {
-	token := markerPrefix + "0123456789ab"
+	token := markerPrefix + "01234"
 	for _, tt := range []struct {
 		name, after, status, reason string
 	}{
@@ -72,13 +73,13 @@ func TestReaderEndsAtTheShellsMarkWhenTheWrapperWroteNone(t *testing.T) {
 }
 
 func TestReaderCallsALineCutByAKeyNotRunOnlyAfterItsEchoAndAGrace(t *testing.T) {
-	token := markerPrefix + "0123456789ab"
+	token := markerPrefix + "01234"
 	for _, tt := range []struct {
 		name, stream, more, key string // key: "" if the job must go on
 	}{
 		{"C-c after the echo", typedEcho(token) + "^C\r\n# ", "", "C-c"},
-		{"C-c after the echo of the line's opening", "# (trap 'exit 130' INT;pri^C\r\n# ", "", "C-c"},
-		{"C-c after the echo of the buffer line's opening", `# (eval "$('/usr/bin/tm^C` + "\r\n# ", "", "C-c"},
+		{"C-c after the echo of the line's opening", "# (__tmcp 01^C\r\n# ", "", "C-c"},
+		{"C-c after the echo of a handed-over line's opening", `# __tmcp_r 0123^C` + "\r\n# ", "", "C-c"},
 		{"C-z after the echo, its echo split", typedEcho(token) + "^", "Z", "C-z"},
 		{"C-\\ after the echo", typedEcho(token) + "^\\\r\n# ", "", `C-\`},
 		{"C-c before the line was typed", "^C\r\n# " + typedEcho(token), "", ""},
@@ -118,7 +119,7 @@ func TestReaderCallsALineCutByAKeyNotRunOnlyAfterItsEchoAndAGrace(t *testing.T) 
 }
 
 func TestReaderReportsACommandThatExecsAShellOnceItHadTimeToFail(t *testing.T) {
-	token := markerPrefix + "0123456789ab"
+	token := markerPrefix + "01234"
 	j, r := readerFixture("exec sh")
 	now := time.Now()
 	r.consume([]byte(typedEcho(token)+mark("C", token)+"# "), now)
@@ -148,7 +149,7 @@ func TestReplacesShell(t *testing.T) {
 }
 
 func TestReaderTakesAKeyTmcpSentAsItsEcho(t *testing.T) {
-	token := markerPrefix + "0123456789ab"
+	token := markerPrefix + "01234"
 	j, r := readerFixture("x")
 	now := time.Now()
 	r.consume([]byte(typedEcho(token)+"\r\n# "), now)
@@ -177,7 +178,7 @@ func TestInterruptKey(t *testing.T) {
 }
 
 func TestReaderKeepsTheOutputOfACommandThatIgnoredCtrlZ(t *testing.T) {
-	token := markerPrefix + "0123456789ab"
+	token := markerPrefix + "01234"
 	want := []string{"started", "^Z"}
 	for i := range maxHeldLines + 1 {
 		want = append(want, fmt.Sprint("line ", i))
@@ -201,7 +202,7 @@ func TestReaderKeepsTheOutputOfACommandThatIgnoredCtrlZ(t *testing.T) {
 // BenchmarkReaderFirstChunk reads a job whose whole run comes in one read:
 // the echo, the start mark, 4096 lines and the end mark.
 func BenchmarkReaderFirstChunk(b *testing.B) {
-	token := markerPrefix + "0123456789ab"
+	token := markerPrefix + "01234"
 	chunk := []byte(typedEcho(token) + mark("C", token) + strings.Repeat("a line of output\r\n", 4096) + mark("D", token, 0))
 	b.SetBytes(int64(len(chunk)))
 	b.ReportAllocs()

@@ -32,7 +32,7 @@ const (
 
 // shells are the programs run_command can type into: POSIX-like shells.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
-	"ash": true, "busybox": true, "yash": true, "posh": true, "loksh": true, "oksh": true}
+	"ash": true, "busybox": true, "yash": true, "posh": true, "loksh": true, "oksh": true, "fish": true}
 
 // RunRequest is a command to run in a pane's shell.
 type RunRequest struct {
@@ -81,6 +81,10 @@ type job struct {
 	tail       *pane.TailBuffer
 	finishedAt time.Time
 	done       chan struct{}
+	reading    chan struct{} // closed at the helper's R mark: it reads the command
+	readingSet bool
+	retry      *retry      // nothing ran, and this is how to try again
+	handedOver bool        // the command is handed over, not typed as written
 	onEnd      func(*job)  // frees the pane; nil in tests of the reader
 	typedAt    time.Time   // when the typed line had been sent
 	keys       chan string // interrupt keys tmcp sent after that
@@ -100,42 +104,75 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	start := begun(ctx, req.Timeout)
 	wctx, cancelWait := waiting(ctx)
 	defer cancelWait()
-	if err := s.awaitShell(wctx, req.PaneID); err != nil {
-		return JobResult{}, notTyped(wctx, err)
+	r, err := s.run(wctx, req, start, false)
+	if err == nil && r.retry != nil && !req.Detach {
+		// Nothing ran: a new shell came to the pane since its helper was
+		// typed (it is typed again), or the shell could not parse the line
+		// (the command is handed over, and its own error reported).
+		r, err = s.run(wctx, req, start, r.retry.handOver)
+	}
+	return r.JobResult, err
+}
+
+// runResult is a job's result, and how to run the command again when
+// nothing of it ran.
+type runResult struct {
+	JobResult
+	retry *retry
+}
+
+// retry says that a job ended before its command ran, and how the next
+// attempt must type it.
+type retry struct {
+	handOver bool // hand the command over rather than type it as written
+}
+
+func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, handOver bool) (runResult, error) {
+	info, err := s.awaitShell(ctx, req.PaneID)
+	if err != nil {
+		return runResult{}, notTyped(ctx, err)
 	}
 	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		onEnd: s.jobs.release}
+		reading: make(chan struct{}), onEnd: s.jobs.release}
+	family := familyOf(info.Command)
+	_, tag := j.mark()
+	t := typedFor(family, tag, req.Command, req.SuppressHistory, handOver)
+	j.handedOver = len(t.handover) > 0
 	if holder := s.jobs.claim(j); holder != nil {
-		return JobResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
+		return runResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
-	stream, release, err := s.hub.Acquire(wctx, req.PaneID, runLinger)
+	stream, release, err := s.hub.Acquire(ctx, req.PaneID, runLinger)
 	if err != nil {
 		s.jobs.abandon(j)
-		return JobResult{}, notTyped(wctx, err)
+		return runResult{}, notTyped(ctx, err)
 	}
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); release() })
 
-	if err := s.send(wctx, req, markerPrefix+j.id); err != nil {
-		if !unanswered(wctx, err) || errors.Is(err, tmux.ErrNotSent) {
+	if err := s.send(ctx, req.PaneID, j, info, t); err != nil {
+		if !unanswered(ctx, err) || errors.Is(err, tmux.ErrNotSent) {
 			j.end(false, nil, "the command could not be typed: "+err.Error())
-			return JobResult{}, notTyped(wctx, err)
+			return runResult{}, notTyped(ctx, err)
 		}
 		// tmux has the keys but did not answer: it types them if it
 		// resumes, and the job follows the pane as for any command.
 		r := j.result(true, req.MaxLines, req.MaxBytes)
 		r.Reason = noAnswerReason + " while the command was typed: it runs if tmux takes the keys later; get_job follows it"
-		return r, nil
+		return runResult{JobResult: r}, nil
 	}
-	j.mu.Lock()
-	j.typedAt = time.Now()
-	j.mu.Unlock()
 	if req.Detach {
-		return j.result(false, req.MaxLines, req.MaxBytes), nil
+		return runResult{JobResult: j.result(false, req.MaxLines, req.MaxBytes)}, nil
 	}
-	return s.await(wctx, j, req.MaxLines, req.MaxBytes, req.Progress, start), nil
+	r := s.await(ctx, j, req.MaxLines, req.MaxBytes, req.Progress, start)
+	j.mu.Lock()
+	again := j.retry
+	j.mu.Unlock()
+	if again != nil && !again.handOver {
+		s.helpers.forget(req.PaneID)
+	}
+	return runResult{JobResult: r, retry: again}, nil
 }
 
 // notTyped says that a command was not typed because tmux did not answer
@@ -152,24 +189,27 @@ func notTyped(ctx context.Context, err error) error {
 // fork, and a login shell runs its profile's commands before its prompt.
 const shellStartWait = time.Second
 
-// awaitShell returns once the pane has a shell in front, or says why it
-// cannot take a command.
-func (s *Service) awaitShell(ctx context.Context, paneID string) error {
+// awaitShell returns the pane once it has a shell in front, or says why
+// it cannot take a command.
+func (s *Service) awaitShell(ctx context.Context, paneID string) (tmux.Pane, error) {
 	deadline := time.Now().Add(shellStartWait)
 	for {
 		info, err := s.tc.PaneInfo(ctx, paneID)
 		if err != nil {
-			return err
+			return info, err
 		}
 		err = runnable(info)
-		starting := err != nil && !info.Dead && !info.InMode && (info.StartCommand == "" || isShell(info.StartCommand))
+		// A pane made to run a shell, or whose shell took a run before (a
+		// program it ran last, printf in mksh, may still be in front).
+		shellPane := info.StartCommand == "" || isShell(info.StartCommand) || s.helpers.hadShell(paneID, info.PID)
+		starting := err != nil && !info.Dead && !info.InMode && shellPane
 		if !starting || time.Now().After(deadline) {
-			return err
+			return info, err
 		}
 		select {
 		case <-time.After(25 * time.Millisecond):
 		case <-ctx.Done():
-			return err
+			return info, err
 		}
 	}
 }
@@ -189,7 +229,7 @@ func runnable(p tmux.Pane) error {
 	case p.InMode:
 		return fmt.Errorf("pane %s is in %s; call exit_copy_mode on it, then run the command", p.ID, p.Mode)
 	case !isShell(p.Command):
-		return fmt.Errorf("pane %s runs %q, not a shell at its prompt: run_command needs a POSIX shell (sh, bash, zsh…); use send_keys to drive %s, or wait for it to finish", p.ID, p.Command, p.Command)
+		return fmt.Errorf("pane %s runs %q, not a shell at its prompt: run_command needs a shell it knows (sh, bash, zsh, dash, mksh, fish…); use send_keys to drive %s, or wait for it to finish", p.ID, p.Command, p.Command)
 	}
 	return nil
 }
@@ -198,69 +238,64 @@ func runnable(p tmux.Pane) error {
 // or wait on it does not set the stream up again.
 const runLinger = 30 * time.Second
 
-// maxInline bounds a command typed inline, in its encoded form; a longer
-// one travels through a tmux buffer.
-const maxInline = 160
+// markLen is how many characters of a job's id its marks carry: enough
+// that no other job's mark in the same pane is taken for its own.
+const markLen = 5
 
-// send types the one line that runs the command. The command itself never
-// passes through the line editor as written: a short one is typed encoded
-// (printable ASCII only, decoded by the shell's printf), a long one is put
-// in a tmux buffer that the typed line reads back with the same tmux binary
-// and socket tmcp uses. Either way it runs in a subshell, between the
-// job's markers.
-func (s *Service) send(ctx context.Context, req RunRequest, token string) error {
-	var line string
-	if enc, ok := inlined(req.Command); ok {
-		line = "(" + strings.ReplaceAll(wrapper(`eval "$(printf %b '`+enc+`')"`, token), "\n", ";") + ")" + afterward(token)
-	} else {
-		script := "tmcp_command=" + shellQuote(req.Command) + "\n" + wrapper(`eval "$tmcp_command"`, token) + "\n"
-		if _, err := s.tc.Run(ctx, "set-buffer", "-b", token, "--", script); err != nil {
+// mark returns the token in a job's marks, and (tag) the part of it typed.
+func (j *job) mark() (token, tag string) {
+	return markerPrefix + j.id[:markLen], j.id[:markLen]
+}
+
+// helperWait bounds how long a handed-over command waits for the helper
+// to say it is reading, beyond the time the shell takes to read the line.
+const helperWait = 5 * time.Second
+
+// send types what runs the command (see shellside.go): the shell's helper
+// first if this shell has not had it, then the run's lines, then, for a
+// command handed over, its encoded lines once the helper reads them.
+func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pane, t typing) error {
+	lines := t.lines
+	if !s.helpers.has(paneID, info) {
+		lines = append([]string{helperLine(familyOf(info.Command))}, lines...)
+	}
+	for i, line := range lines {
+		if err := s.hub.Type(ctx, paneID, line, true); err != nil {
 			return err
 		}
-		line = fmt.Sprintf(`(eval "$(%s -S %s save-buffer -b %s - \; delete-buffer -b %s)")`,
-			shellQuote(s.tc.Binary()), shellQuote(s.tc.SocketPath()), token, token) + afterward(token)
+		if i == 0 {
+			s.helpers.add(paneID, info)
+		}
 	}
-	if req.SuppressHistory {
-		line = " " + line
+	j.mu.Lock()
+	j.typedAt = time.Now()
+	j.mu.Unlock()
+	if len(t.handover) == 0 {
+		return nil
 	}
-	return s.hub.Type(ctx, req.PaneID, line, true)
+	timer := time.NewTimer(helperWait)
+	defer timer.Stop()
+	select {
+	case <-j.reading:
+	case <-j.done:
+		return nil // interrupted, or the helper was missing: the job says
+	case <-timer.C:
+		j.end(false, nil, "the shell never read the command handed to it, so it did not run")
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for _, line := range append(t.handover, t.after...) {
+		if err := s.hub.Type(ctx, paneID, line, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// inlined returns a command encoded for the typed line, and whether it is
-// short enough to be typed so rather than through a buffer.
-func inlined(command string) (enc string, ok bool) {
-	enc = printfEncode(command)
-	return enc, len(enc) <= maxInline
-}
-
-// wrapper is the script that runs a command between the job's markers:
-// it sets its trap first, so that once the start is marked a C-c always
-// ends in a mark; marks the start; runs the command in a subshell (so exit
-// cannot end the pane's shell); and marks the end with the status. C-c
-// reaches the command, and the trap makes the wrapper exit with 130
-// rather than die, so that the shell goes on to the mark of afterward.
-func wrapper(run, token string) string {
-	return fmt.Sprintf(trapINT+`
-printf '\033]133;C;%[1]s\007'
-(%[2]s)
-printf '\033]133;D;%%s;%[1]s\007' "$?"`, token, run)
-}
-
-// trapINT is the wrapper's first line.
-const trapINT = `trap 'exit 130' INT`
-
-// lineOpenings are how the two forms of the typed line begin, inline and
-// through a buffer: a line editor may echo them and no more before an
-// interrupt key cuts the line.
-var lineOpenings = [][]byte{[]byte("(" + trapINT), []byte(`(eval "$(`)}
-
-// afterward is typed after the wrapper's subshell: the pane's shell itself
-// marks how that subshell ended when it could not say so itself, because
-// C-c or C-z reached it, or a signal killed it (E carries the shell's $?:
-// 130 after the trap, 128+n after signal n).
-func afterward(token string) string {
-	return `;printf '\033]133;E;%s;` + token + `\007' $?`
-}
+// lineOpenings are how the lines of a run begin: a line editor may echo
+// them and no more before an interrupt key cuts the line.
+var lineOpenings = [][]byte{[]byte("(__tmcp "), []byte("__tmcp_r "), []byte(" __tmcp ")}
 
 // printfEncode writes s for printf's %b inside single quotes: printable
 // ASCII as it is, every other byte (and the quote and the backslash) as an
@@ -280,21 +315,10 @@ func printfEncode(s string) string {
 	return b.String()
 }
 
-// shellQuote quotes s for a POSIX shell as one word.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // follow consumes the pane's output for a job until it ends.
 func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done func()) {
 	defer done()
 	r := newReader(j, from)
-	defer func() {
-		if _, ok := inlined(j.command); !ok && r.dec == nil {
-			// The line that would have read the command's buffer never ran.
-			s.dropBuffer(r.token)
-		}
-	}()
 	lostAtStart := stream.LostBytes()
 	due := time.NewTimer(0) // armed only while the reader has a time due
 	due.Stop()
@@ -356,14 +380,6 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		}
 		due.Stop()
 	}
-}
-
-// dropBuffer deletes a tmux buffer, if it is there, within
-// tmux.DefaultCommandTimeout.
-func (s *Service) dropBuffer(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), tmux.DefaultCommandTimeout)
-	defer cancel()
-	_, _ = s.tc.Run(ctx, "delete-buffer", "-b", name)
 }
 
 const (
@@ -431,7 +447,7 @@ func (r *reader) line(text string, more bool) {
 }
 
 func newReader(j *job, from int64) *reader {
-	token := markerPrefix + j.id
+	token, _ := j.mark()
 	return &reader{j: j, token: token, startMark: []byte("\x1b]133;C;" + token + "\a"),
 		replaces: replacesShell(j.command), off: from, echoedTo: -1}
 }
@@ -519,6 +535,27 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 			return buf[i+1:], false
 		case kind == "E":
 			r.endWith(kind, status, "")
+			return nil, true
+		case kind == "R":
+			r.j.helperReads()
+		}
+	}
+	if r.echoedTo >= 0 {
+		var again *retry
+		reason := ""
+		switch echoed := buf[max(r.echoedTo-base, 0):]; {
+		case helperMissingIn(echoed):
+			again = &retry{}
+			reason = "the pane's shell lacked tmcp's helper (a new shell since it was typed), so the command did not run"
+		case !r.j.handedOver && unparsedIn(echoed):
+			again = &retry{handOver: true}
+			reason = "the shell could not parse the command as typed, so it did not run"
+		}
+		if again != nil {
+			r.j.mu.Lock()
+			r.j.retry = again
+			r.j.mu.Unlock()
+			r.j.end(false, nil, reason)
 			return nil, true
 		}
 	}
@@ -654,7 +691,7 @@ func (r *reader) mark(payload string) (kind string, status int, ok bool) {
 		return "", 0, false
 	}
 	switch kind = fields[1]; {
-	case kind == "C" && len(fields) == 3:
+	case (kind == "C" || kind == "R") && len(fields) == 3:
 		return kind, 0, true
 	case (kind == "D" || kind == "E") && len(fields) == 4:
 		status, err := strconv.Atoi(fields[2])
@@ -679,6 +716,16 @@ func replacesShell(command string) bool {
 }
 
 func (j *job) add(line string) { j.addPiece(line, false) }
+
+// helperReads notes that the helper reads the command handed over.
+func (j *job) helperReads() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.readingSet {
+		j.readingSet = true
+		close(j.reading)
+	}
+}
 
 // addPiece records a line of output, or a piece of one that goes on (more).
 func (j *job) addPiece(line string, more bool) {

@@ -35,6 +35,7 @@ type Service struct {
 	hub     *pane.Hub
 	ceiling time.Duration
 	jobs    *jobTable
+	helpers *helperTable
 	// waiting, when tests set it, is called with the pane of each text
 	// wait once its start is taken and it waits for output: the moment
 	// a test may make the pane do what the wait is for.
@@ -45,7 +46,7 @@ type Service struct {
 
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
-	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable()}
+	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable()}
 	if hub != nil { // a Service that only clamps timeouts needs none
 		hub.OnKeys(s.keysSent)
 	}

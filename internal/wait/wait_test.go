@@ -247,10 +247,11 @@ func TestRunCommandRefusesAPaneNotAtAShell(t *testing.T) {
 
 func TestRunCommandOfEveryLengthAndByte(t *testing.T) {
 	f := newFixture(t)
-	long := strings.Repeat("x", 3*maxInline)
+	long := strings.Repeat("x", 3*handoverLine)
 	for name, c := range map[string]struct{ cmd, want string }{
-		"inline":            {"echo short", "short"},
-		"through a buffer":  {"echo " + long, long},
+		"as written":        {"echo short", "short"},
+		"handed over":       {"echo " + long + " # " + long, long},
+		"long, as written":  {"echo " + long, long},
 		"quote and escape":  {`printf '%s\n' "it's" '\t'`, "it's\n\\t"},
 		"bytes above ASCII": {"echo 'é日本'", "é日本"},
 	} {

@@ -1,0 +1,162 @@
+package wait
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// testShells are the shells run_command drives, each started with no user
+// configuration, and how to list its history (empty: it keeps none).
+var testShells = []struct {
+	name, command, history string
+}{
+	{"bash", "env HISTFILE=/dev/null PS1='$ ' bash --norc --noprofile", "history"},
+	{"zsh", "env HISTFILE=/dev/null PS1='$ ' zsh -f", "fc -ln 1"},
+	{"dash", "env PS1='$ ' dash -i", ""},
+	{"mksh", "env ENV=/dev/null HISTFILE=/dev/null PS1='$ ' mksh -i", ""},
+	{"fish", "fish --no-config", "history"},
+}
+
+// shellPane opens a window running a shell and waits for its prompt.
+func (f *fixture) shellPane(name, command string) string {
+	f.t.Helper()
+	id := strings.TrimSpace(f.srv.Must("new-window", "-d", "-P", "-F", "#{pane_id}", command))
+	if !tmuxtest.WaitFor(10*time.Second, func() bool {
+		if strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{pane_current_command}")) != name {
+			return false
+		}
+		screen := strings.TrimSpace(f.srv.Must("capture-pane", "-p", "-t", id))
+		return strings.HasSuffix(screen, "$") || strings.HasSuffix(screen, "#") || strings.HasSuffix(screen, ">")
+	}) {
+		f.t.Fatalf("%s never showed a prompt: %q", command, f.srv.Must("capture-pane", "-p", "-t", id))
+	}
+	return id
+}
+
+func (f *fixture) runIn(paneID, cmd string, suppress bool) JobResult {
+	f.t.Helper()
+	r, err := f.s.Run(context.Background(), RunRequest{PaneID: paneID, Command: cmd, SuppressHistory: suppress,
+		Timeout: Timeout{Duration: 10 * time.Second}})
+	if err != nil {
+		f.t.Fatalf("Run(%.60q): %v (pane runs %s)", cmd, err, f.srv.Must("display-message", "-p", "-t", paneID, "#{pane_current_command} #{pane_pid}"))
+	}
+	return r
+}
+
+// TestRunCommandInEveryShell runs the same commands in each shell: the
+// line typed is the command and at most 40 bytes more (the shell's helper
+// is typed once, on the first run), the status and output are exact, a
+// multi-line command is handed over under a short line, C-c gives 130,
+// and the history holds the commands as written, and no tmcp text.
+func TestRunCommandInEveryShell(t *testing.T) {
+	for _, sh := range testShells {
+		t.Run(sh.name, func(t *testing.T) {
+			if _, err := exec.LookPath(sh.name); err != nil {
+				t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", sh.name)
+			}
+			t.Parallel()
+			f := newFixture(t)
+			// Each shell keeps its history, if it saves one, in a home of its own.
+			id := f.shellPane(sh.name, "env HOME="+t.TempDir()+" "+strings.TrimPrefix(sh.command, "env "))
+			fish := sh.name == "fish"
+
+			before := f.hub.TypedBytes(id)
+			if r := f.runIn(id, "echo 'build done'", false); status(r) != "0" || strings.Join(r.Lines, "|") != "build done" {
+				t.Fatalf("first run: status %s lines %q", status(r), r.Lines)
+			}
+			first := f.hub.TypedBytes(id) - before
+			typed := func(cmd string, suppress bool, status string, lines ...string) int64 {
+				t.Helper()
+				before := f.hub.TypedBytes(id)
+				r := f.runIn(id, cmd, suppress)
+				if got := statusOf(r); got != status || (lines != nil && strings.Join(r.Lines, "|") != strings.Join(lines, "|")) {
+					t.Fatalf("%.40q: status %s lines %q (reason %q), want %s %q", cmd, got, r.Lines, r.Reason, status, lines)
+				}
+				return f.hub.TypedBytes(id) - before
+			}
+			short := typed("echo 'build done'", false, "0", "build done")
+			quoted := typed(`printf '%s|%s\n' "it's" 'say "hi"'`, false, "0", `it's|say "hi"`)
+			long := "echo " + strings.Repeat("y", 2043)
+			long2k := typed(long, false, "0", strings.Repeat("y", 2043))
+			t.Logf("%s: bytes typed for echo 'build done': %d on the first run (the helper with it), %d after; a quoted command +%d, a 2 KB one +%d",
+				sh.name, first, short, quoted-int64(len(`printf '%s|%s\n' "it's" 'say "hi"'`)), long2k-int64(len(long)))
+			for name, extra := range map[string]int64{"short": short - int64(len("echo 'build done'")), "2 KB": long2k - int64(len(long))} {
+				if extra > 40+2 { // and the Enters
+					t.Errorf("a %s command typed with %d bytes of tmcp's own, want 40 at most", name, extra-2)
+				}
+			}
+
+			if !fish {
+				typed("echo before; exit 3", false, "3", "before")
+			} else {
+				typed("echo before; false", false, "1", "before")
+			}
+			multi := "for i in 1 2\ndo\n  echo line $i\ndone"
+			if fish {
+				multi = "for i in 1 2\n  echo line $i\nend"
+			}
+			typed(multi, false, "0", "line 1", "line 2")
+			typed("echo \"tab\there\"", false, "0", "tab\there")
+			typed("echo secret-suppressed", true, "0", "secret-suppressed")
+			if r := f.runIn(id, "if then", false); !r.Finished || r.ExitStatus == nil || *r.ExitStatus == 0 {
+				t.Fatalf("a command the shell cannot parse: finished %v status %s (reason %q), want its error status", r.Finished, statusOf(r), r.Reason)
+			}
+
+			// C-c while the command runs.
+			r, err := f.s.Run(context.Background(), RunRequest{PaneID: id, Command: "echo started; sleep 30", Detach: true, Timeout: Timeout{Duration: time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Once sleep runs: zsh defers a trap for C-c that comes between
+			// two commands of a subshell to the end of the next one.
+			tmuxtest.WaitFor(5*time.Second, func() bool { return f.runs(id, "sleep") })
+			if err := f.hub.Keys(context.Background(), id, "C-c"); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			j, _ := f.s.Job(context.Background(), r.JobID, Timeout{Duration: 5 * time.Second}, 0, 0, nil)
+			if statusOf(j) != "130" || time.Since(start) > 2*time.Second {
+				t.Fatalf("C-c: status %s after %v (reason %q), want 130 at once; screen:\n%s", statusOf(j), time.Since(start), j.Reason,
+					f.srv.Must("capture-pane", "-p", "-t", id))
+			}
+			if r := f.runIn(id, "echo alive", false); statusOf(r) != "0" {
+				t.Fatalf("the shell did not survive: %+v", r)
+			}
+
+			if sh.history == "" {
+				return
+			}
+			// Written to a file: the 2 KB command fills more than a screen.
+			file := filepath.Join(t.TempDir(), "history")
+			f.srv.Must("send-keys", "-t", id, " "+sh.history+" >"+file+".part; mv "+file+".part "+file, "Enter")
+			var screen string
+			tmuxtest.WaitFor(5*time.Second, func() bool {
+				b, err := os.ReadFile(file)
+				screen = string(b)
+				return err == nil
+			})
+			for _, want := range []string{"echo 'build done'", "echo before;", "echo alive"} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("%s history lacks %q:\n%s", sh.name, want, screen)
+				}
+			}
+			for _, line := range strings.Split(screen, "\n") {
+				// zsh cannot drop a line from its history: the helper's
+				// stays (see shellside.go).
+				helper := sh.name == "zsh" && strings.Contains(line, "__tmcp(){")
+				if strings.Contains(line, "__tmcp") && !helper || strings.Contains(line, "secret-suppressed") {
+					t.Errorf("%s history holds %q", sh.name, line)
+				}
+			}
+		})
+	}
+}
+
+func statusOf(r JobResult) string { return status(r) }

@@ -1,0 +1,411 @@
+package wait
+
+import (
+	"bytes"
+	"path"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// What run_command types into a pane's shell. Once per shell, tmcp types a
+// short helper (the shell's "helper line"); after that, a run types the
+// command as the person would have, with a few bytes of the helper around
+// it, and the helper writes the job's invisible marks:
+//
+//	(__tmcp 1a2b3||exit;echo 'build done');__tmcp 1a2b3 $?
+//
+// The command runs in a subshell, so exit cannot end the pane's shell; the
+// first call of the helper, in that subshell, makes C-c end it with 130
+// rather than kill it (which would make the shell drop the rest of the
+// line) and marks the start; the second marks the end with the status. A
+// shell that lacks the helper (a new shell in the pane) runs nothing of the
+// command, and says the helper was not found.
+// Nothing in the line needs a file or a tmux binary on the shell's side,
+// so the same line works in a shell on another machine.
+//
+// A command the line editor or the shell's parser could take apart when
+// typed as it is (several lines, control bytes, a comment, unbalanced
+// quotes) is handed over through the terminal instead: the typed line asks
+// the helper to read it with echo off, tmcp types it encoded once the
+// helper says it is reading, and the person sees one short line that
+// names the command.
+//
+// fish is not a POSIX shell: its helper hooks fish's own preexec and
+// postexec events, and a run types "__tmcp 1a2b3c" on a line of its own
+// (a leading space keeps it out of fish's history), then the command.
+
+// shellFamily is how run_command speaks to a shell.
+type shellFamily int
+
+const (
+	posixShell shellFamily = iota
+	bashShell              // POSIX, and its history is kept clean
+	zshShell               // likewise, by zsh's own hook
+	fishShell
+)
+
+// familyOf returns the family of a pane's current command, by name.
+func familyOf(command string) shellFamily {
+	word, _, _ := strings.Cut(strings.TrimSpace(command), " ")
+	switch path.Base(strings.TrimPrefix(word, "-")) {
+	case "bash":
+		return bashShell
+	case "zsh":
+		return zshShell
+	case "fish":
+		return fishShell
+	}
+	return posixShell
+}
+
+// posixHelper marks a job's start (one argument, the token, in the
+// subshell) or its end (the token and the status, in the pane's shell),
+// reads a command handed over through the terminal (__tmcp_r), and runs
+// it (__tmcp_x).
+const posixHelper = ` __tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf '\033]133;C;tmcp-%s\007' "$1";` +
+	`else printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";__tmcp_h "$@";fi;}` +
+	`;__tmcp_r(){ trap 'stty echo;trap - INT;return 130' INT;stty -echo;printf '\033]133;R;tmcp-%s\007' "$1";__tmcp_cmd=;` +
+	`while IFS= read -r __tmcp_l;do [ "$__tmcp_l" = . ]&&break;__tmcp_cmd=$__tmcp_cmd$__tmcp_l;done;stty echo;trap - INT;` +
+	`__tmcp_cmd=$(printf %b "$__tmcp_cmd");};__tmcp_x(){ eval "$__tmcp_cmd";}`
+
+// posixHistory keeps history as it is, for shells that need no care.
+const posixHistory = `;__tmcp_h(){ :;}`
+
+// bashHistory replaces the typed line in bash's history with the command
+// as written (history -s drops the entry it follows), or drops it when
+// asked to (a third argument, "-"); the helper line itself is dropped too.
+const bashHistory = `;__tmcp_h(){ local l;l=$(HISTTIMEFORMAT= history 1);case $l in *"(__tmcp $1"*);;*) return;;esac;` +
+	`if [ -n "$__tmcp_cmd" ];then case $(HISTTIMEFORMAT= history 2) in *"||exit;"*");__tmcp "*"$1&&"*) history -d -2;;esac;fi;` +
+	`if [ "$3" = - ];then history -d -1;elif [ -n "$__tmcp_cmd" ];then history -s -- "$__tmcp_cmd";` +
+	`else l=${l#*"(__tmcp $1||exit;"};history -s -- "${l%");__tmcp $1 \$?"*}";fi;__tmcp_cmd=;}` +
+	`;case $(HISTTIMEFORMAT= history 1) in *"__tmcp(){"*) history -d -1;;esac`
+
+// zshHistory keeps tmcp's lines out of zsh's history through its
+// zshaddhistory hook; the end mark's call adds the command as written in
+// their place, taken from the line by the hook or read by the helper, so
+// that a line the shell could not parse (it never ends) adds nothing.
+const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "$__tmcp_cmd";__tmcp_cmd=;}` +
+	`;__tmcp_z(){ case $1 in *"(__tmcp "*");__tmcp "*) ;;*) return 0;;esac;` +
+	`[[ $1 == *' $? -'* || $1 == *__tmcp_r\ * ]]&&return 1;local c=${1#*"||exit;"};__tmcp_cmd=${c%%\);__tmcp *};return 1;}` +
+	`;zshaddhistory_functions+=(__tmcp_z)`
+
+// fishHelper: "__tmcp TOKEN" names the next command's job; fish's preexec
+// and postexec events mark its start and its end with $status. __tmcp_r
+// reads a command handed over through the terminal and names its job.
+const fishHelper = ` function __tmcp; set -g __tmcp_next $argv[1]; end` +
+	`; function __tmcp_c --on-event fish_preexec; set -q __tmcp_next; or return; set -g __tmcp_job $__tmcp_next; set -e __tmcp_next; printf '\e]133;C;tmcp-%s\a' $__tmcp_job; end` +
+	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job; set -e __tmcp_job; end` +
+	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while read -l l; test "$l" = .; and break; set -a parts $l; end; stty echo` +
+	`; set -g __tmcp_cmd (printf %b (string join '' $parts) | string collect); set -g __tmcp_next $argv[1]; end`
+
+// helperLine is what tmcp types once into a shell of a family before its
+// first run there.
+func helperLine(f shellFamily) string {
+	switch f {
+	case bashShell:
+		return posixHelper + bashHistory
+	case zshShell:
+		return posixHelper + zshHistory
+	case fishShell:
+		return fishHelper
+	}
+	return posixHelper + posixHistory
+}
+
+// maxReadable bounds a command typed as it is; a longer one is handed
+// over through the terminal.
+const maxReadable = 4096
+
+// handoverLine bounds each line of a command handed over, well under the
+// terminal's line buffer.
+const handoverLine = 1000
+
+// typing is what a run types: lines, each followed by Enter, and, when the
+// command is handed over, its encoded lines, typed once the helper is
+// reading (the pane shows the R mark).
+type typing struct {
+	lines    []string
+	handover []string
+	after    []string // typed once the handover is read
+}
+
+// typedFor returns what to type to run command as job token (the id,
+// without the marks' prefix) in a shell of family f; handOver hands it
+// over even when it could be typed as written.
+func typedFor(f shellFamily, token, command string, suppressHistory, handOver bool) typing {
+	readable := !handOver && typedAsIs(command, f)
+	if f == fishShell {
+		if readable {
+			line := command
+			if suppressHistory {
+				line = " " + line
+			}
+			return typing{lines: []string{" __tmcp " + token, line}}
+		}
+		// History cannot take the command in fish 3: the line is kept out.
+		return typing{lines: []string{" __tmcp_r " + token}, handover: handover(command),
+			after: []string{` eval "$__tmcp_cmd"` + summary(command, 40)}}
+	}
+	end := ";__tmcp " + token + " $?"
+	if suppressHistory {
+		end += " -"
+	}
+	if readable {
+		line := "(__tmcp " + token + "||exit;" + command + ")" + end
+		if suppressHistory {
+			line = " " + line
+		}
+		return typing{lines: []string{line}}
+	}
+	line := "__tmcp_r " + token + "&&(__tmcp " + token + ";__tmcp_x)" + end
+	if suppressHistory {
+		line = " " + line
+	}
+	return typing{lines: []string{line + summary(command, 80-len(line))}, handover: handover(command)}
+}
+
+// summary is a comment naming a command handed over, within n bytes.
+func summary(command string, n int) string {
+	first, _, more := strings.Cut(strings.TrimSpace(command), "\n")
+	var b strings.Builder
+	for _, r := range first {
+		if r < 0x20 || r == 0x7f || r == '^' {
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	text := strings.Join(strings.Fields(b.String()), " ")
+	if more {
+		text += " …"
+	}
+	const prefix = " # "
+	if n-len(prefix) < 8 {
+		return ""
+	}
+	if len(text) > n-len(prefix) {
+		cut := n - len(prefix) - len("…")
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	return prefix + text
+}
+
+// handover encodes a command for the helper's read: printable ASCII for
+// printf's %b, in lines the terminal takes whole, then the end line ".".
+func handover(command string) []string {
+	enc := printfEncode(command)
+	var lines []string
+	for len(enc) > handoverLine {
+		cut := handoverLine
+		// Never inside an escape, which is \0 and three digits.
+		if k := strings.LastIndexByte(enc[cut-4:cut], '\\'); k >= 0 {
+			cut = cut - 4 + k
+		}
+		lines = append(lines, enc[:cut])
+		enc = enc[cut:]
+	}
+	return append(lines, enc, ".")
+}
+
+// typedAsIs reports whether a command can be typed into a shell of family
+// f exactly as written: one line of printable text that the shell parses
+// whole inside the helper's parentheses. It errs on the side of no: a
+// command it turns away is handed over instead, which runs it the same.
+func typedAsIs(command string, f shellFamily) bool {
+	if len(command) > maxReadable || strings.TrimSpace(command) == "" || !utf8.ValidString(command) {
+		return false
+	}
+	for _, r := range command {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return false // control bytes, newlines and tabs among them
+		}
+	}
+	// The echo of an interrupt key is told from the typed text by these.
+	for _, k := range keyEchoes {
+		if strings.Contains(command, k.echo) {
+			return false
+		}
+	}
+	return parsesWhole(command, f)
+}
+
+// parsesWhole scans a one-line command as a shell would, closely enough
+// to turn away whatever could run on past the line, end it early, or be
+// rewritten before it runs: unbalanced quotes or parentheses, a comment,
+// a trailing backslash or operator, a here-document, history expansion
+// with "!" (but in fish), and in fish a block keyword, whose block fish's
+// editor would hold open for more lines.
+func parsesWhole(command string, f shellFamily) bool {
+	depth := 0
+	inSingle, inDouble, inBack := false, false, false
+	wordStart := true
+	var word strings.Builder // the unquoted word being read
+	commandWord := true      // the next word names a command
+	blockOpened := func() bool {
+		w := word.String()
+		word.Reset()
+		if w == "" {
+			return false
+		}
+		opened := commandWord && f == fishShell && fishBlocks[w]
+		commandWord = w == "and" || w == "or" || w == "not"
+		return opened
+	}
+	for i := 0; i < len(command); i++ {
+		c := command[i]
+		switch {
+		case inSingle:
+			if c == '\'' {
+				inSingle = false
+			}
+			if c == '\\' && f == fishShell && i+1 < len(command) {
+				i++ // fish takes \' and \\ inside single quotes
+			}
+			continue
+		case c == '\\':
+			if i+1 == len(command) {
+				return false
+			}
+			i++
+			wordStart = false
+			word.WriteByte('\\')
+			continue
+		case c == '!' && f != fishShell:
+			return false
+		case inDouble:
+			if c == '"' {
+				inDouble = false
+			}
+			continue
+		}
+		switch c {
+		case '\'':
+			inSingle = true
+		case '"':
+			inDouble = true
+		case '`':
+			inBack = !inBack
+		case '#':
+			if wordStart {
+				return false
+			}
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth < 0 {
+				return false
+			}
+		case '<':
+			if strings.HasPrefix(command[i:], "<<") {
+				return false
+			}
+		}
+		wordStart = strings.IndexByte(" \t;&|()<>", c) >= 0
+		if wordStart {
+			if blockOpened() {
+				return false
+			}
+			if c != ' ' && c != '\t' {
+				commandWord = true
+			}
+		} else if c != '\'' && c != '"' {
+			word.WriteByte(c)
+		}
+	}
+	if inSingle || inDouble || inBack || depth != 0 || blockOpened() {
+		return false
+	}
+	tail := strings.TrimRight(command, " ")
+	for _, op := range []string{"|", "&&", "||"} {
+		if strings.HasSuffix(tail, op) {
+			return false
+		}
+	}
+	return true
+}
+
+// fishBlocks are the words that open a block in fish, or end one.
+var fishBlocks = map[string]bool{"if": true, "for": true, "while": true, "begin": true, "function": true, "switch": true, "end": true}
+
+// helperTable remembers the panes whose shell has had its helper typed,
+// by the shell's process and name: a shell that replaced it (exec) or a
+// new one started in the pane lacks it, which the run finds out when the
+// shell says the helper was not found.
+type helperTable struct {
+	mu     sync.Mutex
+	shells map[string]helperKey // by pane id
+}
+
+type helperKey struct {
+	pid     int
+	command string
+}
+
+func newHelperTable() *helperTable {
+	return &helperTable{shells: map[string]helperKey{}}
+}
+
+// has reports whether the pane's shell has had its helper.
+func (t *helperTable) has(paneID string, info tmux.Pane) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.shells[paneID]
+	return ok && k == helperKey{info.PID, info.Command}
+}
+
+// add records that the pane's shell has had its helper.
+func (t *helperTable) add(paneID string, info tmux.Pane) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.shells[paneID] = helperKey{info.PID, info.Command}
+}
+
+// hadShell reports whether the pane's process, pid, is a shell that had
+// its helper.
+func (t *helperTable) hadShell(paneID string, pid int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.shells[paneID]
+	return ok && k.pid == pid
+}
+
+// forget makes the next run in the pane type the helper again.
+func (t *helperTable) forget(paneID string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.shells, paneID)
+}
+
+// helperMissingIn reports whether output holds a shell's word that the
+// helper was not found: "bash: __tmcp: command not found", "zsh: command
+// not found: __tmcp", "fish: Unknown command: __tmcp_r" and the like. The
+// echo of a typed line never does: there the helper's name is followed by
+// a space.
+func helperMissingIn(b []byte) bool {
+	for _, name := range []string{"__tmcp: ", "__tmcp_r: ", ": __tmcp\r", ": __tmcp_r\r", ": __tmcp\n", ": __tmcp_r\n"} {
+		if bytes.Contains(b, []byte(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// unparsedIn reports whether output holds a shell's word that it could
+// not parse a line: bash, dash and mksh say "syntax error", zsh "parse
+// error". A command typed as written that the shell cannot parse never
+// ran; handed over, it runs through eval, which reports the error as the
+// command's own, with its status.
+func unparsedIn(b []byte) bool {
+	low := bytes.ToLower(b)
+	for _, w := range []string{"syntax error", "parse error"} {
+		if bytes.Contains(low, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,129 @@
+package wait
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTypedAsIs(t *testing.T) {
+	for _, tt := range []struct {
+		command     string
+		posix, fish bool
+	}{
+		{"echo 'build done'", true, true},
+		{`printf '%s\t%s\n' "a'b" 'c"d'`, true, true},
+		{"make -j4 && ./run.sh | tee log", true, true},
+		{"echo $(date) `id -u` $((1+2))", true, true},
+		{"sleep 5 &", true, true},
+		{"echo a#b 'c # d'", true, true},
+		{"echo hi # a comment", false, false},
+		{"#only a comment", false, false},
+		{"echo 'unbalanced", false, false},
+		{`echo "unbalanced`, false, false},
+		{"echo `unbalanced", false, false},
+		{"echo )", false, false},
+		{"case x in x) echo;; esac", false, false},
+		{"echo hi |", false, false},
+		{"true &&", false, false},
+		{`echo trailing \`, false, false},
+		{"cat <<EOF", false, false},
+		{"echo hi!", false, true},
+		{"echo 'x'\\''y'", true, true},
+		{"line one\nline two", false, false},
+		{"tab\there", false, false},
+		{"bell\a", false, false},
+		{"echo ^C", false, false},
+		{"echo é日本", true, true},
+		{"if then", true, false},
+		{"for i in 1 2; echo $i; end", true, false},
+		{"echo end of it", true, true},
+		{"true; and begin; echo x; end", true, false},
+		{"echo 'if' \"for\"", true, true},
+		{"   ", false, false},
+		{strings.Repeat("x", maxReadable+1), false, false},
+	} {
+		if got := typedAsIs(tt.command, bashShell); got != tt.posix {
+			t.Errorf("typedAsIs(%q, bash) = %v, want %v", tt.command, got, tt.posix)
+		}
+		if got := typedAsIs(tt.command, fishShell); got != tt.fish {
+			t.Errorf("typedAsIs(%q, fish) = %v, want %v", tt.command, got, tt.fish)
+		}
+	}
+}
+
+// TestTypedLineIsTheCommandAndAFewBytes: the person sees the command as
+// written, with at most 40 bytes of tmcp's own; one handed over shows a
+// line of at most 80 that names it.
+func TestTypedLineIsTheCommandAndAFewBytes(t *testing.T) {
+	long := "echo " + strings.Repeat("x", 2048)
+	for _, f := range []shellFamily{posixShell, bashShell, zshShell, fishShell} {
+		for _, suppress := range []bool{false, true} {
+			for _, command := range []string{"echo 'build done'", `printf '%s\n' "it's"`, long} {
+				typed := typedFor(f, "1a2b3", command, suppress, false)
+				all := strings.Join(typed.lines, "")
+				if len(typed.handover) > 0 || !strings.Contains(all, command) || len(all)-len(command) > 40 {
+					t.Errorf("family %d, suppress %v: %.40q typed with %d bytes more, handover %d lines; want it as written, +40 at most",
+						f, suppress, command, len(all)-len(command), len(typed.handover))
+				}
+				if suppress != strings.HasPrefix(typed.lines[len(typed.lines)-1], " ") {
+					t.Errorf("family %d, suppress %v: last line %q", f, suppress, typed.lines[len(typed.lines)-1])
+				}
+			}
+			multi := "for i in 1 2\ndo\n  echo line $i\ndone\n" + strings.Repeat("# filler\n", 300)
+			typed := typedFor(f, "1a2b3", multi, suppress, false)
+			if len(typed.handover) < 2 {
+				t.Errorf("family %d: a multi-line command of %d bytes handed over in %d lines", f, len(multi), len(typed.handover))
+			}
+			for _, l := range append(typed.lines, typed.after...) {
+				if len(l) > 80 || strings.Contains(l, "\n") {
+					t.Errorf("family %d: a handed-over command shows %q (%d bytes), want one line of 80 at most", f, l, len(l))
+				}
+			}
+			if !strings.Contains(strings.Join(append(typed.lines, typed.after...), ""), "# for i in 1 2 …") {
+				t.Errorf("family %d: the line %q does not name the command", f, typed.lines)
+			}
+		}
+	}
+}
+
+func TestHandoverSplitsNeverInsideAnEscape(t *testing.T) {
+	command := strings.Repeat("a'", 3000)
+	lines := handover(command)
+	if lines[len(lines)-1] != "." {
+		t.Fatalf("last line %q, want the end line", lines[len(lines)-1])
+	}
+	joined := strings.Join(lines[:len(lines)-1], "")
+	if joined != printfEncode(command) {
+		t.Fatal("the lines do not add up to the encoded command")
+	}
+	for _, l := range lines {
+		if len(l) > handoverLine {
+			t.Errorf("a line of %d bytes, want %d at most", len(l), handoverLine)
+		}
+		if i := strings.LastIndexByte(l, '\\'); i >= 0 && len(l)-i < 5 {
+			t.Errorf("line ends inside an escape: %q", l[i:])
+		}
+	}
+}
+
+func TestOutputSaysTheHelperOrTheParseFailed(t *testing.T) {
+	for _, tt := range []struct {
+		out              string
+		missing, parsing bool
+	}{
+		{"bash: __tmcp: command not found\r\n", true, false},
+		{"dash: 1: __tmcp_r: not found\r\n", true, false},
+		{"zsh: command not found: __tmcp\r\n", true, false},
+		{"fish: Unknown command: __tmcp_r\r\n", true, false},
+		{"(__tmcp 1a2b3||exit;echo x);__tmcp 1a2b3 $?\r\n", false, false},
+		{"bash: syntax error near unexpected token `then'\r\n", false, true},
+		{"zsh: parse error near `then'\r\n", false, true},
+	} {
+		if got := helperMissingIn([]byte(tt.out)); got != tt.missing {
+			t.Errorf("helperMissingIn(%q) = %v", tt.out, got)
+		}
+		if got := unparsedIn([]byte(tt.out)); got != tt.parsing {
+			t.Errorf("unparsedIn(%q) = %v", tt.out, got)
+		}
+	}
+}
