@@ -548,7 +548,7 @@ func TestRunCommandTypedAheadKeepsOutputThatMovesTheCursorExact(t *testing.T) {
 		}
 		pane := newWindow(srv, "sh", "-e", "ENV="+env)
 		ch := s.async("run_command", map[string]any{"paneId": pane, "command": tt.command, "timeoutSeconds": 15})
-		waitScreen(t, srv, pane, "the typed line's echo", func(l []string) bool { return strings.Contains(strings.Join(l, "\n"), "(eval") })
+		waitScreen(t, srv, pane, "the typed line's echo", func(l []string) bool { return strings.Contains(strings.Join(l, "\n"), "stty -echo") })
 		// Only now may the shell finish starting and draw its prompt.
 		if err := os.WriteFile(gate, []byte("go\n"), 0); err != nil {
 			t.Fatal(err)
@@ -590,9 +590,9 @@ func TestRunCommandWithSuppressHistoryTypesALeadingSpace(t *testing.T) {
 		t.Helper()
 		waitPrompt(t, srv, pane)
 		screen := bareCapture(srv, pane)
-		// The typed line starts with the wrapper's trap when the
-		// command is typed inline, or with the buffer read-back otherwise.
-		for _, start := range []string{`(trap '`, `(eval "$(`} {
+		// The typed line starts with the helper's call when the
+		// command is typed as written, or its reading when handed over.
+		for _, start := range []string{"(__tmcp ", "__tmcp_r "} {
 			for i := len(screen) - 1; i >= 0; i-- {
 				if k := strings.Index(screen[i], start); k >= 0 {
 					return screen[i][:k]

@@ -14,6 +14,11 @@ import (
 // with the rest, and then nothing in the stream would ever end it.
 const lostEndEvery = time.Second
 
+// interruptLookEvery is how often a job whose command an interrupt key
+// reached asks the same: the key reaches the shell too when it writes its
+// end mark, and may cut it off.
+const interruptLookEvery = 250 * time.Millisecond
+
 // shellInFront reports whether a pane's shell holds its terminal's
 // foreground, so that no command it started still runs. It reads the
 // shell's process group and its terminal's foreground group from /proc,

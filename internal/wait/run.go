@@ -72,22 +72,22 @@ type job struct {
 	id, paneID, command string
 	started             time.Time
 
-	mu         sync.Mutex
-	finished   bool
-	status     *int
-	died       bool
-	reason     string
-	lost       bool
-	tail       *pane.TailBuffer
-	finishedAt time.Time
-	done       chan struct{}
-	reading    chan struct{} // closed at the helper's R mark: it reads the command
-	readingSet bool
-	retry      *retry      // nothing ran, and this is how to try again
-	handedOver bool        // the command is handed over, not typed as written
-	onEnd      func(*job)  // frees the pane; nil in tests of the reader
-	typedAt    time.Time   // when the typed line had been sent
-	keys       chan string // interrupt keys tmcp sent after that
+	mu          sync.Mutex
+	finished    bool
+	status      *int
+	died        bool
+	reason      string
+	lost        bool
+	tail        *pane.TailBuffer
+	finishedAt  time.Time
+	done        chan struct{}
+	reads       chan struct{} // a token at each R mark: the shell reads what tmcp hands over
+	retry       *retry        // nothing ran, and this is how to try again
+	handedOver  bool          // the command is handed over, not typed as written
+	freshHelper bool          // the run hands the shell its helper: it cannot lack it
+	onEnd       func(*job)    // frees the pane; nil in tests of the reader
+	typedAt     time.Time     // when the typed line had been sent
+	keys        chan string   // interrupt keys tmcp sent after that
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -134,7 +134,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	}
 	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		reading: make(chan struct{}), onEnd: s.jobs.release}
+		reads: make(chan struct{}, 2), onEnd: s.jobs.release}
 	family := familyOf(info.Command)
 	_, tag := j.mark()
 	t := typedFor(family, tag, req.Command, req.SuppressHistory, handOver)
@@ -151,7 +151,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); release() })
 
-	if err := s.send(ctx, req.PaneID, j, info, t); err != nil {
+	if err := s.send(ctx, req.PaneID, j, info, t, stream); err != nil {
 		if !unanswered(ctx, err) || errors.Is(err, tmux.ErrNotSent) {
 			j.end(false, nil, "the command could not be typed: "+err.Error())
 			return runResult{}, notTyped(ctx, err)
@@ -247,50 +247,132 @@ func (j *job) mark() (token, tag string) {
 	return markerPrefix + j.id[:markLen], j.id[:markLen]
 }
 
-// helperWait bounds how long a handed-over command waits for the helper
-// to say it is reading, beyond the time the shell takes to read the line.
-const helperWait = 5 * time.Second
+// handOverWait bounds how long tmcp waits for the pane's shell to say
+// that it reads what tmcp hands over (the R mark), once its line is typed:
+// a shell still starting reads nothing. It may outlast the call, which
+// then returns the job running.
+const handOverWait = 30 * time.Second
+
+// step is a line to type, and whether to wait first for the shell to read
+// it with echo off, and then for its prompt.
+type step struct {
+	line        string
+	afterRead   bool
+	afterPrompt bool
+}
+
+const (
+	// promptQuiet and promptWait are how a run's first line waits for the
+	// prompt the shell draws once it ran the helper: a shell with no line
+	// editor (dash) shows a line typed ahead of its prompt before it.
+	// The pane quiet that long after the helper's mark, or that much
+	// time in all, and the prompt is taken to be drawn.
+	promptQuiet = 20 * time.Millisecond
+	promptWait  = 300 * time.Millisecond
+)
+
+// quiet returns once a stream has written nothing for d, or after max.
+func quiet(stream *pane.Stream, d, max time.Duration) {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	for {
+		t := time.NewTimer(d)
+		select {
+		case <-stream.Changed():
+			t.Stop()
+		case <-t.C:
+			return
+		case <-deadline.C:
+			t.Stop()
+			return
+		}
+	}
+}
 
 // send types what runs the command (see shellside.go): the shell's helper
-// first if this shell has not had it, then the run's lines, then, for a
-// command handed over, its encoded lines once the helper reads them.
-func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pane, t typing) error {
-	lines := t.lines
-	if !s.helpers.has(paneID, info) {
-		lines = append([]string{helperLine(familyOf(info.Command))}, lines...)
+// first if this shell has not had it, handed over under a short line;
+// then the run's lines; then, for a command handed over, its encoded lines
+// once the helper reads them. The first line is typed before send returns;
+// what must wait for the shell to read goes on with the job.
+func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pane, t typing, stream *pane.Stream) error {
+	_, tag := j.mark()
+	var steps []step
+	fresh := !s.helpers.has(paneID, info)
+	if fresh {
+		family := familyOf(info.Command)
+		bootstrap := bootstrapLine(family, tag)
+		// The helper ends with another R mark: the run's lines wait for it,
+		// so that they come after its echo is erased.
+		helper := helperLine(family) + eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag)
+		steps = append(steps, step{line: bootstrap}, step{line: helper, afterRead: true})
+		s.helpers.add(paneID, info)
+		j.mu.Lock()
+		j.freshHelper = true
+		j.mu.Unlock()
 	}
-	for i, line := range lines {
-		if err := s.hub.Type(ctx, paneID, line, true); err != nil {
+	for i, l := range t.lines {
+		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0})
+	}
+	for i, l := range t.handover {
+		steps = append(steps, step{line: l, afterRead: i == 0})
+	}
+	for _, l := range t.after {
+		steps = append(steps, step{line: l})
+	}
+	first := len(steps)
+	for i, st := range steps {
+		if st.afterRead {
+			first = i
+			break
+		}
+	}
+	for _, st := range steps[:first] {
+		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
+			s.helpers.forget(paneID)
 			return err
 		}
-		if i == 0 {
-			s.helpers.add(paneID, info)
-		}
 	}
-	j.mu.Lock()
-	j.typedAt = time.Now()
-	j.mu.Unlock()
-	if len(t.handover) == 0 {
-		return nil
-	}
-	timer := time.NewTimer(helperWait)
-	defer timer.Stop()
-	select {
-	case <-j.reading:
-	case <-j.done:
-		return nil // interrupted, or the helper was missing: the job says
-	case <-timer.C:
-		j.end(false, nil, "the shell never read the command handed to it, so it did not run")
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	for _, line := range append(t.handover, t.after...) {
-		if err := s.hub.Type(ctx, paneID, line, true); err != nil {
-			return err
-		}
+	// From here an interrupt key may cut what was typed.
+	j.typed()
+	if first < len(steps) {
+		go s.typeOn(j, paneID, steps[first:], stream)
 	}
 	return nil
+}
+
+// typeOn types the steps that wait for the shell to read, as the job goes
+// on, and ends the job if the shell never reads or the keys do not go.
+func (s *Service) typeOn(j *job, paneID string, steps []step, stream *pane.Stream) {
+	ctx, cancel := context.WithTimeout(context.Background(), handOverWait)
+	defer cancel()
+	for _, st := range steps {
+		if st.afterRead {
+			select {
+			case <-j.reads:
+			case <-j.done:
+				return // interrupted, or the helper was missing: the job says
+			case <-ctx.Done():
+				s.helpers.forget(paneID)
+				j.end(false, nil, "the shell never read what tmcp handed to it, so the command did not run")
+				return
+			}
+		}
+		if st.afterPrompt {
+			quiet(stream, promptQuiet, promptWait)
+		}
+		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
+			s.helpers.forget(paneID)
+			j.end(false, nil, "the command could not be typed: "+err.Error())
+			return
+		}
+	}
+}
+
+// typed notes when the first of a run's lines was typed.
+func (j *job) typed() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.typedAt = time.Now()
 }
 
 // lineOpenings are how the lines of a run begin: a line editor may echo
@@ -322,8 +404,9 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	lostAtStart := stream.LostBytes()
 	due := time.NewTimer(0) // armed only while the reader has a time due
 	due.Stop()
-	var lostEnd <-chan time.Time // ticks once output was lost
+	var lostEnd <-chan time.Time // ticks once output was lost, or a key interrupted the command
 	inFront := 0                 // looks in a row that found the shell in front
+	lookEvery := lostEndEvery
 	for {
 		changed := stream.Changed()
 		data := f.take()
@@ -334,6 +417,14 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			j.lost = true
 			j.mu.Unlock()
 			t := time.NewTicker(lostEndEvery)
+			defer t.Stop()
+			lostEnd = t.C
+		}
+		if r.interrupted && lostEnd == nil {
+			// The key may have cut the shell's end mark off as well: it
+			// writes it in front, where the key reaches it too.
+			lookEvery = interruptLookEvery
+			t := time.NewTicker(lookEvery)
 			defer t.Stop()
 			lostEnd = t.C
 		}
@@ -365,16 +456,20 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				return
 			}
 		case <-lostEnd:
-			ctx, cancel := context.WithTimeout(context.Background(), lostEndEvery)
+			ctx, cancel := context.WithTimeout(context.Background(), lookEvery)
 			front, known := s.shellInFront(ctx, j.paneID)
 			cancel()
 			// Twice in a row: an end mark written just before the first
-			// look has had a second to arrive.
+			// look has had time to arrive.
 			if inFront++; !known || !front {
 				inFront = 0
 			}
 			if inFront >= 2 {
-				j.end(false, nil, "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost")
+				reason := "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost"
+				if !j.lostOutput() {
+					reason = "interrupted: the key cut off the shell's end mark as well, so the exit status is not known"
+				}
+				j.end(false, nil, reason)
 				return
 			}
 		}
@@ -420,7 +515,8 @@ type reader struct {
 	keyAt    time.Time
 	started  time.Time // when the start mark was read
 
-	dec *pane.Decoder // from the start mark on
+	dec         *pane.Decoder // from the start mark on
+	interrupted bool          // an interrupt key reached the command after its start
 	// From a line the echo of C-z ends: held back until the job ends,
 	// for when it stops, the shell's job message that follows is no
 	// output; let go past maxHeldLines, when the command ignored the key.
@@ -460,6 +556,9 @@ func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 			return finished
 		}
 		data = rest
+	}
+	if bytes.Contains(data, []byte("^C")) || bytes.Contains(data, []byte(`^\`)) {
+		r.interrupted = true // the echo of a key, or text like it: a look costs little
 	}
 	r.dec.Decode(data, func(ev pane.Event) {
 		if finished {
@@ -544,7 +643,7 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 		var again *retry
 		reason := ""
 		switch echoed := buf[max(r.echoedTo-base, 0):]; {
-		case helperMissingIn(echoed):
+		case !r.j.helperIsFresh() && helperMissingIn(echoed):
 			again = &retry{}
 			reason = "the pane's shell lacked tmcp's helper (a new shell since it was typed), so the command did not run"
 		case !r.j.handedOver && unparsedIn(echoed):
@@ -582,7 +681,16 @@ func (r *reader) keyEchoedIn(b []byte, now time.Time) {
 func (r *reader) keySent(key string, now time.Time) {
 	if r.dec == nil {
 		r.key, r.keyAt = key, now
+		return
 	}
+	r.interrupted = true
+}
+
+// lostOutput reports whether tmux dropped some of the job's output.
+func (j *job) lostOutput() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.lost
 }
 
 // keysSent tells a pane's job that tmcp sent it keys (tmux key names) in a
@@ -717,13 +825,19 @@ func replacesShell(command string) bool {
 
 func (j *job) add(line string) { j.addPiece(line, false) }
 
-// helperReads notes that the helper reads the command handed over.
-func (j *job) helperReads() {
+// helperIsFresh reports whether the run hands the shell its helper, so
+// that the shell's word that it lacks one is about an earlier run's line.
+func (j *job) helperIsFresh() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if !j.readingSet {
-		j.readingSet = true
-		close(j.reading)
+	return j.freshHelper
+}
+
+// helperReads notes that the shell reads what tmcp hands over.
+func (j *job) helperReads() {
+	select {
+	case j.reads <- struct{}{}:
+	default: // more marks than hand-overs: not this job's doing
 	}
 }
 

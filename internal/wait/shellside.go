@@ -2,6 +2,7 @@ package wait
 
 import (
 	"bytes"
+	"fmt"
 	"path"
 	"strings"
 	"sync"
@@ -81,7 +82,7 @@ const bashHistory = `;__tmcp_h(){ local l;l=$(HISTTIMEFORMAT= history 1);case $l
 	`if [ -n "$__tmcp_cmd" ];then case $(HISTTIMEFORMAT= history 2) in *"||exit;"*");__tmcp "*"$1&&"*) history -d -2;;esac;fi;` +
 	`if [ "$3" = - ];then history -d -1;elif [ -n "$__tmcp_cmd" ];then history -s -- "$__tmcp_cmd";` +
 	`else l=${l#*"(__tmcp $1||exit;"};history -s -- "${l%");__tmcp $1 \$?"*}";fi;__tmcp_cmd=;}` +
-	`;case $(HISTTIMEFORMAT= history 1) in *"__tmcp(){"*) history -d -1;;esac`
+	`;case $(HISTTIMEFORMAT= history 1) in *'eval "$__tmcp_l"'*) history -d -1;;esac`
 
 // zshHistory keeps tmcp's lines out of zsh's history through its
 // zshaddhistory hook; the end mark's call adds the command as written in
@@ -98,10 +99,45 @@ const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "
 const fishHelper = ` function __tmcp; set -g __tmcp_next $argv[1]; end` +
 	`; function __tmcp_c --on-event fish_preexec; set -q __tmcp_next; or return; set -g __tmcp_job $__tmcp_next; set -e __tmcp_next; printf '\e]133;C;tmcp-%s\a' $__tmcp_job; end` +
 	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job; set -e __tmcp_job; end` +
-	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while read -l l; test "$l" = .; and break; set -a parts $l; end; stty echo` +
+	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while true; set -l l (head -n 1); test "$l" = .; and break; set -a parts $l; end; stty echo` +
 	`; set -g __tmcp_cmd (printf %b (string join '' $parts) | string collect); set -g __tmcp_next $argv[1]; end`
 
-// helperLine is what tmcp types once into a shell of a family before its
+// bootstrapLine is what tmcp types, once per shell, to hand the shell its
+// helper: with echo off it reads one line and runs it, after its R mark
+// says it reads. A leading space keeps it out of the history of fish
+// and of shells set to ignore such lines; bash's helper drops it.
+func bootstrapLine(f shellFamily, token string) string {
+	if f == fishShell {
+		return ` stty -echo; printf '\e]133;R;tmcp-` + token + `\a'; set -l __tmcp_l (head -n 1); stty echo; eval $__tmcp_l`
+	}
+	// C-c during the read must not leave the terminal without echo.
+	return ` trap 'stty echo' INT;stty -echo;printf '\033]133;R;tmcp-` + token + `\007';IFS= read -r __tmcp_l;stty echo;trap - INT;eval "$__tmcp_l"`
+}
+
+// readMark is the R mark of job token, as a command of the shell's.
+func readMark(f shellFamily, token string) string {
+	if f == fishShell {
+		return `; printf '\e]133;R;tmcp-` + token + `\a'`
+	}
+	return `;printf '\033]133;R;tmcp-` + token + `\007'`
+}
+
+// eraseEcho is what the helper runs last to take the echo of the line that
+// handed it over off the screen: the cursor goes back up to the prompt's
+// row, which the shell's next prompt then takes. The echo began at column
+// x and ran n bytes, in a pane width columns wide.
+func eraseEcho(f shellFamily, x, n, width int) string {
+	if width <= 0 || x < 0 {
+		return ""
+	}
+	up := (x+n-1)/width + 1
+	if f == fishShell {
+		return fmt.Sprintf(`; printf '\e[%dA\r\e[J'`, up)
+	}
+	return fmt.Sprintf(`;printf '\033[%dA\r\033[J'`, up)
+}
+
+// helperLine is what tmcp hands, once, to a shell of a family before its
 // first run there.
 func helperLine(f shellFamily) string {
 	switch f {
