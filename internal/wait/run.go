@@ -129,6 +129,9 @@ type retry struct {
 
 func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, handOver bool) (runResult, error) {
 	info, err := s.awaitShell(ctx, req.PaneID)
+	if err != nil && info.ID != "" {
+		return runResult{}, err // tmux answered: the pane cannot take it
+	}
 	if err != nil {
 		return runResult{}, notTyped(ctx, err)
 	}
