@@ -18,25 +18,32 @@ type Caller struct {
 	PaneID string
 }
 
+// callerCache remembers the caller's pane once found.
+type callerCache struct {
+	lock  chan struct{} // held while the caller's pane is looked for
+	known bool
+	pane  Caller
+}
+
 // callerPane finds the caller's pane and remembers the answer, unless tmux
 // could not be asked within the call's budget: then the next call asks
 // again. One lookup runs at a time; a call waits for it only while its own
 // budget lasts.
 func (s *Server) callerPane(ctx context.Context) Caller {
 	select {
-	case s.callerLock <- struct{}{}:
+	case s.callers.lock <- struct{}{}:
 	case <-ctx.Done():
 		return Caller{}
 	}
-	defer func() { <-s.callerLock }()
-	if s.callerKnown {
-		return s.caller
+	defer func() { <-s.callers.lock }()
+	if s.callers.known {
+		return s.callers.pane
 	}
 	ctx, cancel := context.WithTimeout(ctx, callerLookupTimeout)
 	defer cancel()
 	c, ok := s.findCaller(ctx)
 	if ok {
-		s.caller, s.callerKnown = c, true
+		s.callers.pane, s.callers.known = c, true
 	}
 	return c
 }
