@@ -1,0 +1,627 @@
+package main
+
+// End-to-end tests of tmcp --http: the real binary, the SDK's streamable
+// HTTP client, and raw requests for every refusal.
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// testToken is the bearer token the HTTP tests configure through TMCP_TOKEN.
+const testToken = "test-token-0123456789abcdef"
+
+// httpTMCP is a tmcp serving HTTP against a test's tmux server.
+type httpTMCP struct {
+	t      *testing.T
+	srv    *tmuxtest.Server
+	url    string
+	stderr *lockedBuffer
+	proc   *os.Process
+	exited chan struct{} // closed when the process has ended
+}
+
+var servingLine = regexp.MustCompile(`serving MCP at (\S+)`)
+
+// startHTTP starts tmcp --http on a free loopback port with o's tier,
+// environment and arguments, and waits until it serves. Unless o.env sets
+// them, TMCP_TOKEN is testToken and XDG_RUNTIME_DIR a directory of the
+// test's.
+func startHTTP(t *testing.T, srv *tmuxtest.Server, o launchOptions) *httpTMCP {
+	t.Helper()
+	o.args = append([]string{"--http", "127.0.0.1:0"}, o.args...)
+	env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+	if !slices.ContainsFunc(o.env, func(kv string) bool { return strings.HasPrefix(kv, "TMCP_TOKEN=") }) {
+		env = append(env, "TMCP_TOKEN="+testToken)
+	}
+	o.env = append(env, o.env...)
+	cmd := tmcpCommand(srv, o)
+	h := &httpTMCP{t: t, srv: srv, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = h.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting tmcp --http: %v", err)
+	}
+	h.proc = cmd.Process
+	go func() {
+		_ = cmd.Wait()
+		close(h.exited)
+	}()
+	t.Cleanup(func() {
+		h.stop()
+		if t.Failed() {
+			t.Logf("tmcp stderr:\n%s", h.stderr.String())
+		}
+	})
+	if !tmuxtest.WaitFor(connectTimeout, func() bool {
+		if m := servingLine.FindStringSubmatch(h.stderr.String()); m != nil {
+			h.url = m[1]
+			return true
+		}
+		select {
+		case <-h.exited:
+			return true
+		default:
+			return false
+		}
+	}) || h.url == "" {
+		t.Fatalf("tmcp --http did not report its address; stderr:\n%s", h.stderr.String())
+	}
+	return h
+}
+
+// stop ends tmcp with SIGTERM, and kills it if it has not ended in 5 s.
+func (h *httpTMCP) stop() {
+	_ = h.proc.Signal(syscall.SIGTERM)
+	select {
+	case <-h.exited:
+	case <-time.After(5 * time.Second):
+		_ = h.proc.Kill()
+		<-h.exited
+	}
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// connect opens an MCP session with token through the SDK's streamable
+// HTTP client; it is closed when the test ends.
+func (h *httpTMCP) connect(t *testing.T, token string, opts *mcp.ClientOptions) *session {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e-http", Version: "test"}, opts)
+	transport := &mcp.StreamableClientTransport{Endpoint: h.url,
+		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v; stderr: %s", h.url, err, h.stderr.String())
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &session{t: t, srv: h.srv, cs: cs, stderr: h.stderr}
+}
+
+// rawRequest sends one HTTP request to the endpoint as edit shapes it, and
+// returns the response with its body read.
+func (h *httpTMCP) rawRequest(t *testing.T, method, body string, edit func(*http.Request)) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, h.url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	if edit != nil {
+		edit(req)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, h.url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// rawSession opens a session with raw requests and returns its id.
+func (h *httpTMCP) rawSession(t *testing.T) string {
+	t.Helper()
+	resp, body := h.rawRequest(t, http.MethodPost, initializeBody, nil)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %s, session %q: %s", resp.Status, id, body)
+	}
+	resp, body = h.rawRequest(t, http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		func(r *http.Request) { r.Header.Set("Mcp-Session-Id", id) })
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %s: %s", resp.Status, body)
+	}
+	return id
+}
+
+func TestHTTPRefusesEveryRequestItMustRefuse(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	const maxBody, idle = 4096, time.Second
+	h := startHTTP(t, srv, launchOptions{args: []string{"--max-body", "4096", "--session-timeout", idle.String()}})
+	expired := h.rawSession(t)
+	idleSince := time.Now()
+	oversized := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", maxBody) + `"}}`
+	cases := []struct {
+		name       string
+		body       string
+		edit       func(*http.Request)
+		status     int
+		header     string // a header the response must carry, as "Name: substring"
+		bodyPhrase string
+	}{
+		{"no token", initializeBody, func(r *http.Request) { r.Header.Del("Authorization") },
+			http.StatusUnauthorized, `Www-Authenticate: Bearer realm="tmcp"`, "no bearer token"},
+		{"wrong token", initializeBody, func(r *http.Request) { r.Header.Set("Authorization", "Bearer not-the-token-at-all") },
+			http.StatusUnauthorized, `Www-Authenticate: error="invalid_token"`, "invalid token"},
+		{"token in the query string", initializeBody, func(r *http.Request) {
+			r.Header.Del("Authorization")
+			r.URL.RawQuery = "access_token=" + testToken
+		}, http.StatusBadRequest, `Www-Authenticate: error="invalid_request"`, "Authorization: Bearer"},
+		{"token in the query string beside the header", initializeBody, func(r *http.Request) { r.URL.RawQuery = "token=" + testToken },
+			http.StatusBadRequest, "", "a token in the URL"},
+		{"a web page's Origin", initializeBody, func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") },
+			http.StatusForbidden, "", "--allow-origin"},
+		{"a rebound Host", initializeBody, func(r *http.Request) { r.Host = "evil.example:" + portOf(h.url) },
+			http.StatusForbidden, "", "DNS rebinding"},
+		{"loopback Host on another port", initializeBody, func(r *http.Request) { r.Host = "localhost:1" },
+			http.StatusForbidden, "", "DNS rebinding"},
+		{"an oversized body", oversized, nil, http.StatusRequestEntityTooLarge, "", "--max-body"},
+		{"an unknown session id", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			func(r *http.Request) { r.Header.Set("Mcp-Session-Id", "NOSUCHSESSION") }, http.StatusNotFound, "", "session not found"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := h.rawRequest(t, http.MethodPost, c.body, c.edit)
+			if resp.StatusCode != c.status || !strings.Contains(body, c.bodyPhrase) {
+				t.Errorf("got %s %q, want %d with %q", resp.Status, body, c.status, c.bodyPhrase)
+			}
+			if c.header != "" {
+				name, want, _ := strings.Cut(c.header, ": ")
+				if got := resp.Header.Get(name); !strings.Contains(got, want) {
+					t.Errorf("%s: %q, want it to hold %q", name, got, want)
+				}
+			}
+		})
+	}
+	t.Run("the same request with the token is served", func(t *testing.T) {
+		if resp, body := h.rawRequest(t, http.MethodPost, initializeBody, nil); resp.StatusCode != http.StatusOK {
+			t.Errorf("initialize with the token: %s %s", resp.Status, body)
+		}
+	})
+	t.Run("an expired session", func(t *testing.T) {
+		// Idleness is the condition under test: the session must see no
+		// request for longer than its timeout.
+		time.Sleep(time.Until(idleSince.Add(2 * idle)))
+		resp, body := h.rawRequest(t, http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			func(r *http.Request) { r.Header.Set("Mcp-Session-Id", expired) })
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("a session idle for %v with --session-timeout %v: %s %q, want 404", 2*idle, idle, resp.Status, body)
+		}
+	})
+}
+
+func portOf(url string) string {
+	return url[strings.LastIndex(url, ":")+1 : strings.LastIndex(url, "/")]
+}
+
+func TestHTTPServesToolsToTheSDKClient(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	h := startHTTP(t, srv, launchOptions{})
+	s := h.connect(t, testToken, nil)
+	var sessions sessionsOut
+	s.ok("list_sessions", nil, &sessions)
+	if len(sessions.Sessions) != 1 || sessions.Sessions[0].SessionName != "main" {
+		t.Errorf("list_sessions over HTTP: %+v, want the one session main", sessions)
+	}
+	r := replyFields[jobOut](t, "run_command", s.call("run_command", map[string]any{"paneId": pane, "command": "echo over-http; false"}))
+	if text := paneText(t, "run_command", s.call("get_job", map[string]any{"jobId": r.JobID})); status(r.ExitStatus) != "1" || text != "over-http" {
+		t.Errorf("run_command over HTTP: status %s output %q, want 1 and over-http", status(r.ExitStatus), text)
+	}
+}
+
+func TestHTTPWaitSendsProgressAndMatches(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	progressed := make(chan struct{}, 1)
+	h := startHTTP(t, srv, launchOptions{})
+	s := h.connect(t, testToken, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		select {
+		case progressed <- struct{}{}:
+		default:
+		}
+	}})
+	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"ready-[0-9]+"}, "regex": true, "timeoutSeconds": 15}}
+	params.SetProgressToken("wait-over-http")
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		res, err := s.cs.CallTool(ctx, params)
+		if err != nil {
+			t.Errorf("wait_for_text over HTTP: %v", err)
+		}
+		got <- res
+	}()
+	select {
+	case <-progressed:
+	case <-time.After(settle):
+		t.Fatal("no progress notification within 5 s of a wait's start")
+	}
+	srv.Must("send-keys", "-t", pane, "echo ready-$((40+2))", "Enter")
+	res := <-got
+	if res == nil {
+		return
+	}
+	if r := replyFields[waitTextOut](t, "wait_for_text", res); r.Outcome != "matched" || r.Matched != "ready-42" {
+		t.Errorf("wait_for_text over HTTP: outcome %s matched %q, want matched ready-42", r.Outcome, r.Matched)
+	}
+}
+
+// startWait calls wait_for_text on a pane for text never printed, and
+// returns once the wait runs (its first progress notification came).
+func startWait(t *testing.T, s *session, progressed <-chan struct{}, ctx context.Context, pane string) <-chan *mcp.CallToolResult {
+	t.Helper()
+	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 30}}
+	params.SetProgressToken("long-wait")
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := s.cs.CallTool(ctx, params)
+		got <- res
+	}()
+	select {
+	case <-progressed:
+	case <-time.After(settle):
+		t.Fatal("the wait sent no progress within 5 s")
+	}
+	return got
+}
+
+func progressSignal() (chan struct{}, *mcp.ClientOptions) {
+	ch := make(chan struct{}, 1)
+	return ch, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}}
+}
+
+func TestHTTPCancelledWaitEndsAndIsAuditedWithSessionAndToken(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	h := startHTTP(t, srv, launchOptions{env: []string{"TMCP_AUDIT=" + audit}})
+	progressed, opts := progressSignal()
+	s := h.connect(t, testToken, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := startWait(t, s, progressed, ctx, pane)
+	cancel()
+	<-got
+	var line struct {
+		Tool, Outcome, Session, Token string
+	}
+	if !tmuxtest.WaitFor(settle, func() bool {
+		f, err := os.Open(audit)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		for sc := bufio.NewScanner(f); sc.Scan(); {
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Tool == "wait_for_text" {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no audit line for the cancelled wait_for_text within %v", settle)
+	}
+	// The fingerprint is the first 8 hex digits of the token's SHA-256.
+	sum := sha256.Sum256([]byte(testToken))
+	fingerprint := hex.EncodeToString(sum[:])[:8]
+	if line.Outcome != "cancelled" || line.Session != s.cs.ID() || line.Token != fingerprint {
+		t.Errorf("audit line %+v, want outcome cancelled, session %s, token %s", line, s.cs.ID(), fingerprint)
+	}
+	if b, _ := os.ReadFile(audit); strings.Contains(string(b), testToken) {
+		t.Errorf("the audit log holds the token itself: %s", b)
+	}
+	// The session serves on after the cancellation.
+	s.ok("list_sessions", nil, nil)
+}
+
+func TestHTTPTwoSessionsShareOneEngine(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	other := newShellWindow(t, srv)
+	h := startHTTP(t, srv, launchOptions{})
+	progressed, opts := progressSignal()
+	waiter := h.connect(t, testToken, opts)
+	typist := h.connect(t, testToken, nil)
+	if waiter.cs.ID() == typist.cs.ID() {
+		t.Fatalf("two connections share session id %s", waiter.cs.ID())
+	}
+	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"hello-from-b"}, "timeoutSeconds": 15}}
+	params.SetProgressToken("shared")
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		res, err := waiter.cs.CallTool(ctx, params)
+		if err != nil {
+			t.Errorf("wait_for_text in session A: %v", err)
+		}
+		got <- res
+	}()
+	select {
+	case <-progressed:
+	case <-time.After(settle):
+		t.Fatal("session A's wait sent no progress within 5 s")
+	}
+	// Session B works meanwhile, in another pane and in A's.
+	typist.ok("run_command", map[string]any{"paneId": other, "command": "echo busy elsewhere"}, nil)
+	typist.ok("run_command", map[string]any{"paneId": pane, "command": "printf 'hello-%s\\n' from-b"}, nil)
+	res := <-got
+	if res == nil {
+		return
+	}
+	if r := replyFields[waitTextOut](t, "wait_for_text", res); r.Outcome != "matched" || r.Matched != "hello-from-b" {
+		t.Errorf("session A's wait: outcome %s matched %q, want the line session B's command printed", r.Outcome, r.Matched)
+	}
+	// One tmux connection serves both: tmcp's control clients do not
+	// multiply with sessions.
+	clients := tmuxOne(srv, "list-clients", "-F", "#{client_control_mode}")
+	if n := strings.Count(clients, "1"); n > 2 {
+		t.Errorf("%d control clients for two sessions on one tmux session; want the engine's own, not one per MCP session", n)
+	}
+}
+
+func TestHTTPJobOutlivesItsSession(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	h := startHTTP(t, srv, launchOptions{})
+	first := h.connect(t, testToken, nil)
+	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "sleep 1; echo finished-late", "detach": true}))
+	if job.JobID == "" {
+		t.Fatal("run_command with detach gave no jobId")
+	}
+	if err := first.cs.Close(); err != nil {
+		t.Fatalf("closing the first session: %v", err)
+	}
+	second := h.connect(t, testToken, nil)
+	res := second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 10})
+	r := replyFields[jobOut](t, "get_job", res)
+	if text := paneText(t, "get_job", res); !r.Finished || status(r.ExitStatus) != "0" || text != "finished-late" {
+		t.Errorf("get_job from a new session: finished %v status %s output %q, want the first session's job, finished with finished-late", r.Finished, status(r.ExitStatus), text)
+	}
+}
+
+func TestHTTPTokensCarryTheirOwnTier(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	const readonly, destructive = "readonly-token-0123456789", "destructive-token-0123456789"
+	file := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(file, []byte("# tokens\n"+readonly+" readonly\n\n"+destructive+" destructive\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startHTTP(t, srv, launchOptions{tier: "mutating", args: []string{"--token-file", file}})
+	ro := h.connect(t, readonly, nil)
+	all := h.connect(t, destructive, nil)
+	roTools, allTools := ro.toolNames(), all.toolNames()
+	for _, name := range []string{"run_command", "send_keys", "kill_pane"} {
+		if slices.Contains(roTools, name) {
+			t.Errorf("the readonly token's session lists %s", name)
+		}
+		if !slices.Contains(allTools, name) {
+			t.Errorf("the destructive token's session does not list %s", name)
+		}
+	}
+	if !slices.Contains(roTools, "list_sessions") {
+		t.Errorf("the readonly token's session does not list list_sessions: %v", roTools)
+	}
+	res, err := ro.callErr("send_keys", map[string]any{"paneId": pane, "keys": []string{"echo no"}})
+	if err == nil && !res.IsError {
+		t.Errorf("send_keys with the readonly token succeeded: %s", allText(res))
+	}
+	// TMCP_TOKEN adds a token at TMCP_SAFETY's tier.
+	mut := h.connect(t, testToken, nil)
+	if names := mut.toolNames(); !slices.Contains(names, "run_command") || slices.Contains(names, "kill_pane") {
+		t.Errorf("TMCP_TOKEN under TMCP_SAFETY=mutating: tools %v, want run_command and no kill_pane", names)
+	}
+	// A session belongs to the token that opened it.
+	resp, body := h.rawRequest(t, http.MethodPost, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, func(r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+readonly)
+		r.Header.Set("Mcp-Session-Id", all.cs.ID())
+		r.Header.Set("Mcp-Protocol-Version", all.cs.InitializeResult().ProtocolVersion)
+	})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the readonly token on the destructive token's session: %s %q, want 403", resp.Status, body)
+	}
+}
+
+func TestHTTPRefusesATokenFileOthersCanRead(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	cases := []struct {
+		name, content string
+		mode          os.FileMode
+		want          string
+	}{
+		{"group and world readable", testToken + "\n", 0o644, "chmod 600"},
+		{"group readable", testToken + "\n", 0o640, "chmod 600"},
+		{"an unknown tier", testToken + " admin\n", 0o600, `tier "admin"`},
+		{"a short token", "short readonly\n", 0o600, "too short"},
+		{"no token", "# nothing\n", 0o600, "holds no token"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "tokens")
+			if err := os.WriteFile(file, []byte(c.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(file, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			cmd := tmcpCommand(srv, launchOptions{args: []string{"--http", "127.0.0.1:0", "--token-file", file}})
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || !strings.Contains(string(out), c.want) {
+				t.Errorf("tmcp --http with a token file of mode %04o holding %q: %v %q, want a refusal with %q", c.mode, c.content, err, out, c.want)
+			}
+			if strings.Contains(string(out), testToken) {
+				t.Errorf("the refusal prints the token: %q", out)
+			}
+		})
+	}
+}
+
+func TestHTTPMakesATokenWhenNoneIsConfigured(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	runtime := t.TempDir()
+	h := startHTTP(t, srv, launchOptions{env: []string{"TMCP_TOKEN=", "XDG_RUNTIME_DIR=" + runtime}})
+	m := regexp.MustCompile(`bearer token \(tier mutating\) is in (\S+)`).FindStringSubmatch(h.stderr.String())
+	if m == nil {
+		t.Fatalf("tmcp did not say where its token is; stderr:\n%s", h.stderr.String())
+	}
+	if !strings.HasPrefix(m[1], runtime) {
+		t.Errorf("token file %s, want it under $XDG_RUNTIME_DIR %s", m[1], runtime)
+	}
+	info, err := os.Stat(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %04o, want 0600", info.Mode().Perm())
+	}
+	b, _ := os.ReadFile(m[1])
+	token := strings.TrimSpace(string(b))
+	if len(token) < 32 || strings.Contains(h.stderr.String(), token) {
+		t.Errorf("made token %q: want at least 32 characters, never printed", token)
+	}
+	h.connect(t, token, nil).ok("list_sessions", nil, nil)
+}
+
+func TestHTTPCapsSessionsAndCallsInFlight(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	h := startHTTP(t, srv, launchOptions{args: []string{"--max-sessions", "1", "--max-calls", "1"}})
+	progressed, opts := progressSignal()
+	s := h.connect(t, testToken, opts)
+	t.Run("sessions", func(t *testing.T) {
+		resp, body := h.rawRequest(t, http.MethodPost, initializeBody, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "--max-sessions") {
+			t.Errorf("a second session under --max-sessions 1: %s %q, want 503 naming --max-sessions", resp.Status, body)
+		}
+	})
+	t.Run("calls", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		got := startWait(t, s, progressed, ctx, pane)
+		if msg := s.fail("list_sessions", nil); !strings.Contains(msg, "--max-calls") {
+			t.Errorf("a second call in flight under --max-calls 1: %q, want a refusal naming --max-calls", msg)
+		}
+		cancel()
+		<-got
+		s.ok("list_sessions", nil, nil)
+	})
+	t.Run("a closed session frees its place", func(t *testing.T) {
+		if err := s.cs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var status int
+		if !tmuxtest.WaitFor(settle, func() bool {
+			resp, _ := h.rawRequest(t, http.MethodPost, initializeBody, nil)
+			status = resp.StatusCode
+			return status == http.StatusOK
+		}) {
+			t.Errorf("a new session after the only one closed: %d, want 200", status)
+		}
+	})
+}
+
+func TestHTTPStopsGracefullyOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	h := startHTTP(t, srv, launchOptions{})
+	progressed, opts := progressSignal()
+	s := h.connect(t, testToken, opts)
+	got := startWait(t, s, progressed, context.Background(), pane)
+	start := time.Now()
+	if err := h.proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("tmcp --http did not exit within 5 s of SIGTERM")
+	}
+	took := time.Since(start)
+	t.Logf("exited %v after SIGTERM", took.Round(time.Millisecond))
+	if took > 2*time.Second {
+		t.Errorf("tmcp --http took %v to exit after SIGTERM, want under 2 s", took)
+	}
+	var res *mcp.CallToolResult
+	select {
+	case res = <-got:
+	case <-time.After(settle):
+		t.Fatal("the wait in flight got no answer")
+	}
+	if res == nil {
+		t.Fatal("the wait in flight was answered with an error, not a cancelled outcome")
+	}
+	if r := replyFields[waitTextOut](t, "wait_for_text", res); r.Outcome != "cancelled" {
+		t.Errorf("the wait in flight at SIGTERM: outcome %s, want cancelled", r.Outcome)
+	}
+	// tmcp's control clients went with it.
+	if !tmuxtest.WaitFor(settle, func() bool {
+		return !strings.Contains(tmuxOne(srv, "list-clients", "-F", "#{client_control_mode}"), "1")
+	}) {
+		t.Errorf("control clients left attached after tmcp exited: %q", tmuxOne(srv, "list-clients", "-F", "#{client_pid} #{client_control_mode}"))
+	}
+}
