@@ -625,3 +625,58 @@ func TestHTTPStopsGracefullyOnSIGTERM(t *testing.T) {
 		t.Errorf("control clients left attached after tmcp exited: %q", tmuxOne(srv, "list-clients", "-F", "#{client_pid} #{client_control_mode}"))
 	}
 }
+
+// tsClient is the directory of the TypeScript client script and its
+// node_modules (scripts/install-deps.sh installs them).
+const tsClient = "testdata/tsclient"
+
+func TestHTTPServesTheOfficialTypeScriptClient(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the TypeScript SDK's client cannot run here")
+	}
+	if _, err := os.Stat(filepath.Join(tsClient, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatalf("the TypeScript MCP SDK is not installed in %s: run scripts/install-deps.sh (%v)", tsClient, err)
+	}
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	h := startHTTP(t, srv, launchOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*callTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs", h.url, pane)
+	cmd.Dir = tsClient
+	cmd.Env = append(os.Environ(), "TMCP_TOKEN="+testToken)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if exit, ok := err.(*exec.ExitError); ok {
+			stderr = exit.Stderr
+		}
+		t.Fatalf("the TypeScript client: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+	var got struct {
+		SessionID string   `json:"sessionId"`
+		Tools     []string `json:"tools"`
+		Run       jobOut   `json:"run"`
+		RunText   []string `json:"runText"`
+		Wait      struct {
+			Outcome string `json:"outcome"`
+		} `json:"wait"`
+		Progress int `json:"progress"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the TypeScript client printed %q: %v", out, err)
+	}
+	if got.SessionID == "" || !slices.Contains(got.Tools, "run_command") {
+		t.Errorf("session %q, tools %v: want a session and run_command among the tools", got.SessionID, got.Tools)
+	}
+	if status(got.Run.ExitStatus) != "0" || !strings.Contains(strings.Join(got.RunText, "\n"), "from-typescript") {
+		t.Errorf("run_command from TypeScript: status %s, text %q; want 0 and from-typescript", status(got.Run.ExitStatus), got.RunText)
+	}
+	// The client's own timeout (2 s) is shorter than the wait (3 s): only
+	// progress kept the call alive.
+	if got.Wait.Outcome != "timeout" || got.Progress == 0 {
+		t.Errorf("a 3 s wait under a 2 s client timeout reset on progress: outcome %q after %d progress notifications; want timeout after some", got.Wait.Outcome, got.Progress)
+	}
+}
