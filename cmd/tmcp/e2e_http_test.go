@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -115,8 +118,14 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // HTTP client; it is closed when the test ends.
 func (h *httpTMCP) connect(t *testing.T, token string, opts *mcp.ClientOptions) *session {
 	t.Helper()
+	return h.connectTo(t, h.url, token, opts)
+}
+
+// connectTo is connect through another endpoint (a proxy) to the same tmcp.
+func (h *httpTMCP) connectTo(t *testing.T, url, token string, opts *mcp.ClientOptions) *session {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e-http", Version: "test"}, opts)
-	transport := &mcp.StreamableClientTransport{Endpoint: h.url,
+	transport := &mcp.StreamableClientTransport{Endpoint: url,
 		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
@@ -678,5 +687,98 @@ func TestHTTPServesTheOfficialTypeScriptClient(t *testing.T) {
 	// progress kept the call alive.
 	if got.Wait.Outcome != "timeout" || got.Progress == 0 {
 		t.Errorf("a 3 s wait under a 2 s client timeout reset on progress: outcome %q after %d progress notifications; want timeout after some", got.Wait.Outcome, got.Progress)
+	}
+}
+
+// cutter is a TCP proxy whose connections the test can cut, as a network
+// that drops would.
+type cutter struct {
+	ln     net.Listener
+	target atomic.Value // string: host:port to forward to
+	mu     sync.Mutex
+	conns  []net.Conn
+	cuts   int
+}
+
+func newCutter(t *testing.T) *cutter {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cutter{ln: ln}
+	t.Cleanup(func() {
+		ln.Close()
+		c.cut()
+	})
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", c.target.Load().(string))
+			if err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.mu.Unlock()
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return c
+}
+
+// cut closes every connection open through the proxy and returns how many.
+func (c *cutter) cut() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.conns)
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = nil
+	return n
+}
+
+func TestHTTPWaitSurvivesADroppedConnection(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	proxy := newCutter(t)
+	h := startHTTP(t, srv, launchOptions{args: []string{"--allow-host", proxy.ln.Addr().String()}})
+	proxy.target.Store(strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp"))
+	progressed, opts := progressSignal()
+	s := h.connectTo(t, "http://"+proxy.ln.Addr().String()+"/mcp", testToken, opts)
+	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"after-the-cut"}, "timeoutSeconds": 15}}
+	params.SetProgressToken("resumed")
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		res, err := s.cs.CallTool(ctx, params)
+		if err != nil {
+			t.Errorf("wait_for_text across a dropped connection: %v", err)
+		}
+		got <- res
+	}()
+	select {
+	case <-progressed:
+	case <-time.After(settle):
+		t.Fatal("the wait sent no progress within 5 s")
+	}
+	if n := proxy.cut(); n == 0 {
+		t.Fatal("no connection to cut")
+	}
+	srv.Must("send-keys", "-t", pane, "echo after-the-$(echo cut)", "Enter")
+	res := <-got
+	if res == nil {
+		return
+	}
+	if r := replyFields[waitTextOut](t, "wait_for_text", res); r.Outcome != "matched" || r.Matched != "after-the-cut" {
+		t.Errorf("the wait after its connection was cut: outcome %s matched %q, want the line written after the cut", r.Outcome, r.Matched)
 	}
 }
