@@ -102,15 +102,20 @@ func (h *httpTMCP) stop() {
 	}
 }
 
-// bearer adds an Authorization header to every request.
+// bearer adds an Authorization header, and any other headers given, to
+// every request.
 type bearer struct {
-	token string
-	base  http.RoundTripper
+	token  string
+	header http.Header
+	base   http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	for k, v := range b.header {
+		r.Header[k] = v
+	}
 	return b.base.RoundTrip(r)
 }
 
@@ -118,15 +123,16 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // HTTP client; it is closed when the test ends.
 func (h *httpTMCP) connect(t *testing.T, token string, opts *mcp.ClientOptions) *session {
 	t.Helper()
-	return h.connectTo(t, h.url, token, opts)
+	return h.connectTo(t, h.url, token, nil, opts)
 }
 
-// connectTo is connect through another endpoint (a proxy) to the same tmcp.
-func (h *httpTMCP) connectTo(t *testing.T, url, token string, opts *mcp.ClientOptions) *session {
+// connectTo is connect through another endpoint (a proxy) to the same
+// tmcp, with header added to every request.
+func (h *httpTMCP) connectTo(t *testing.T, url, token string, header http.Header, opts *mcp.ClientOptions) *session {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e-http", Version: "test"}, opts)
 	transport := &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}
+		HTTPClient: &http.Client{Transport: bearer{token: token, header: header, base: http.DefaultTransport}}}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	cs, err := client.Connect(ctx, transport, nil)
@@ -752,7 +758,7 @@ func TestHTTPWaitSurvivesADroppedConnection(t *testing.T) {
 	h := startHTTP(t, srv, launchOptions{args: []string{"--allow-host", proxy.ln.Addr().String()}})
 	proxy.target.Store(strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp"))
 	progressed, opts := progressSignal()
-	s := h.connectTo(t, "http://"+proxy.ln.Addr().String()+"/mcp", testToken, opts)
+	s := h.connectTo(t, "http://"+proxy.ln.Addr().String()+"/mcp", testToken, nil, opts)
 	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"after-the-cut"}, "timeoutSeconds": 15}}
 	params.SetProgressToken("resumed")
 	got := make(chan *mcp.CallToolResult, 1)
@@ -780,5 +786,55 @@ func TestHTTPWaitSurvivesADroppedConnection(t *testing.T) {
 	}
 	if r := replyFields[waitTextOut](t, "wait_for_text", res); r.Outcome != "matched" || r.Matched != "after-the-cut" {
 		t.Errorf("the wait after its connection was cut: outcome %s matched %q, want the line written after the cut", r.Outcome, r.Matched)
+	}
+}
+
+func TestHTTPGuardsThePaneAClientDeclares(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	declared := mainPane(srv)
+	other := newWindow(srv, "sh")
+	spare := newWindow(srv, "sh")
+	h := startHTTP(t, srv, launchOptions{tier: "destructive"})
+	inPane := h.connectTo(t, h.url, testToken, http.Header{"X-Tmcp-Caller-Pane": {declared}}, nil)
+	elsewhere := h.connect(t, testToken, nil)
+	callers := func(s *session) []string {
+		var out struct {
+			Panes []struct {
+				PaneID   string `json:"paneId"`
+				IsCaller bool   `json:"isCaller"`
+			} `json:"panes"`
+		}
+		s.ok("list_panes", nil, &out)
+		var ids []string
+		for _, p := range out.Panes {
+			if p.IsCaller {
+				ids = append(ids, p.PaneID)
+			}
+		}
+		return ids
+	}
+	if got := callers(inPane); !slices.Equal(got, []string{declared}) {
+		t.Errorf("isCaller for the session that declared %s: %v", declared, got)
+	}
+	if got := callers(elsewhere); len(got) != 0 {
+		t.Errorf("isCaller for a session that declared no pane: %v, want none", got)
+	}
+	msg := inPane.fail("kill_pane", map[string]any{"paneId": declared})
+	if !strings.Contains(msg, "refusing to kill pane "+declared) || !strings.Contains(msg, "client says it runs") {
+		t.Errorf("kill_pane of its own declared pane, from a client that cannot confirm: %q", msg)
+	}
+	msg = inPane.fail("kill_window", map[string]any{"windowId": tmuxOne(srv, "display-message", "-p", "-t", declared, "#{window_id}")})
+	if !strings.Contains(msg, "refusing to kill window") {
+		t.Errorf("kill_window of the declared pane's window: %q", msg)
+	}
+	if !slices.Contains(paneIDs(srv), declared) {
+		t.Fatalf("pane %s was killed", declared)
+	}
+	// Another session's pane is not this one's to guard.
+	inPane.ok("kill_pane", map[string]any{"paneId": other}, nil)
+	elsewhere.ok("kill_pane", map[string]any{"paneId": spare}, nil)
+	if ids := paneIDs(srv); slices.Contains(ids, other) || slices.Contains(ids, spare) {
+		t.Errorf("panes %s and %s should be gone: %v", other, spare, ids)
 	}
 }

@@ -126,7 +126,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer closeAudit()
 	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
-		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1"})
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != ""})
 	defer srv.Close()
 	if o.http.addr != "" && !o.tools && !o.doctor {
 		go srv.Prepare(ctx)

@@ -151,7 +151,7 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		callCtx, cancel := context.WithTimeout(ctx, s.budget(params))
 		defer cancel()
-		res, err := next(s.arrive(callCtx, req), method, req)
+		res, err := next(s.arrive(withDeclaredCaller(callCtx, req), req), method, req)
 		line := callLine(start, params.Name)
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			line.Session = ss.ID()

@@ -26,6 +26,10 @@ type Config struct {
 	Version string        // tmcp's version, reported to clients
 	Ceiling time.Duration // bound on every wait; 0 means wait.DefaultCeiling
 	Audit   io.Writer     // where audit lines go (one JSON line per tool call); nil: none
+	// OverHTTP says clients reach tmcp over HTTP: they do not run where
+	// tmcp runs, and the pane each runs in is only what it declares
+	// (CallerPaneHeader).
+	OverHTTP bool
 	// PromptsAsTools also offers the prompts through the get_prompt tool
 	// (TMCP_PROMPTS_AS_TOOLS=1), for clients that do not read prompts.
 	PromptsAsTools bool
@@ -184,7 +188,11 @@ func (s *Server) Instructions(ctx context.Context) string {
 	b.WriteString("Start with list_panes. run_command gives a command's status and output; wait_for_text waits for output; capture_since reads only what is new. ")
 	fmt.Fprintf(&b, "maxLines/maxBytes keep the last lines. Waits end by %gs; to wait longer, call again with the returned cursor or jobId. ", s.cfg.Ceiling.Seconds())
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
-	if c := s.callerPane(ctx); c.PaneID != "" {
+	switch c := s.ownPane(ctx); {
+	case c.PaneID == "":
+	case s.cfg.OverHTTP:
+		fmt.Fprintf(&b, "tmcp runs in pane %s: do not type into or kill it. ", c.PaneID)
+	default:
 		fmt.Fprintf(&b, "You run inside pane %s (isCaller): do not type into or kill it. ", c.PaneID)
 	}
 	return strings.TrimSpace(b.String())
