@@ -6,11 +6,19 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -836,5 +844,117 @@ func TestHTTPGuardsThePaneAClientDeclares(t *testing.T) {
 	elsewhere.ok("kill_pane", map[string]any{"paneId": spare}, nil)
 	if ids := paneIDs(srv); slices.Contains(ids, other) || slices.Contains(ids, spare) {
 		t.Errorf("panes %s and %s should be gone: %v", other, spare, ids)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key, PEM-encoded,
+// and returns their paths and a pool that trusts the certificate.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tmcp test"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+func TestHTTPServesTLSAndWarnsOfPlainHTTPBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	t.Run("TLS", func(t *testing.T) {
+		certFile, keyFile, pool := selfSigned(t)
+		h := startHTTP(t, srv, launchOptions{args: []string{"--tls-cert", certFile, "--tls-key", keyFile}})
+		if !strings.HasPrefix(h.url, "https://") {
+			t.Fatalf("tmcp with a certificate serves %s, want https", h.url)
+		}
+		client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e-tls", Version: "test"}, nil)
+		tlsTransport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+		defer tlsTransport.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		defer cancel()
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.url,
+			HTTPClient: &http.Client{Transport: bearer{token: testToken, base: tlsTransport}}}, nil)
+		if err != nil {
+			t.Fatalf("connecting over TLS: %v", err)
+		}
+		defer cs.Close()
+		(&session{t: t, srv: srv, cs: cs, stderr: h.stderr}).ok("list_sessions", nil, nil)
+		// Plain HTTP to the TLS port is not served.
+		resp, err := http.Post(strings.Replace(h.url, "https://", "http://", 1), "application/json", strings.NewReader(initializeBody))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				t.Errorf("plain HTTP to the TLS port was served")
+			}
+		}
+		if strings.Contains(h.stderr.String(), "warning") {
+			t.Errorf("a warning for TLS on loopback: %s", h.stderr.String())
+		}
+	})
+	t.Run("plain HTTP on every address", func(t *testing.T) {
+		h := startHTTP(t, srv, launchOptions{args: []string{"--http", "0.0.0.0:0"}})
+		if !strings.Contains(h.stderr.String(), "warning: serving plain HTTP on") {
+			t.Errorf("no warning for plain HTTP beyond loopback; stderr:\n%s", h.stderr.String())
+		}
+		local := h.on("http://127.0.0.1:" + portOf(h.url) + "/mcp")
+		local.connect(t, testToken, nil).ok("list_sessions", nil, nil)
+	})
+	t.Run("plain HTTP on loopback", func(t *testing.T) {
+		if h := startHTTP(t, srv, launchOptions{}); strings.Contains(h.stderr.String(), "warning") {
+			t.Errorf("a warning for loopback: %s", h.stderr.String())
+		}
+	})
+}
+
+// on returns h speaking to another URL of the same tmcp.
+func (h *httpTMCP) on(url string) *httpTMCP {
+	c := *h
+	c.url = url
+	return &c
+}
+
+func TestHTTPDropsAClientThatSendsHeadersTooSlowly(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	h := startHTTP(t, srv, launchOptions{args: []string{"--read-header-timeout", "500ms"}})
+	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A request line and one header, then nothing: the headers never end.
+	if _, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:"+portOf(h.url)+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(settle))
+	_, err = io.ReadAll(conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Errorf("a client whose headers never end was still connected %v later, with --read-header-timeout 500ms", settle)
 	}
 }

@@ -103,6 +103,5 @@ func serveHTTP(ctx context.Context, srv *mcpserver.Server, o httpOptions, tier m
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "tmcp: serving MCP at %s (tiers %v)\n", hs.URL(), hs.Tiers())
 	return hs.Serve(ctx)
 }

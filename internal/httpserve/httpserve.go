@@ -208,13 +208,16 @@ func (s *Server) Tiers() []mcpserver.Tier {
 	return ts
 }
 
-// Serve serves until ctx ends, then stops gracefully within
-// ShutdownGrace: it stops accepting, cancels every tool call in flight so
-// each answers with what it has, closes the sessions, and returns.
+// Serve says where it serves (on Config.Log, with a warning when that is
+// plain HTTP beyond loopback), serves until ctx ends, then stops
+// gracefully within ShutdownGrace: it stops accepting, cancels every tool
+// call in flight so each answers with what it has, closes the sessions,
+// and returns.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.tls == nil && !isLoopback(s.ln.Addr()) {
 		fmt.Fprintf(s.cfg.Log, "tmcp: warning: serving plain HTTP on %s, beyond loopback: tokens and tmux contents cross the network in clear; use --tls-cert and --tls-key, or a TLS proxy\n", s.ln.Addr())
 	}
+	fmt.Fprintf(s.cfg.Log, "tmcp: serving MCP at %s (tiers %v)\n", s.URL(), s.Tiers())
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, IdleTimeout: idleConnTimeout,
 		TLSConfig: s.tls}
 	served := make(chan error, 1)
