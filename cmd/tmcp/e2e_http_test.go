@@ -323,7 +323,7 @@ func TestHTTPWaitSendsProgressAndMatches(t *testing.T) {
 
 // startWait calls wait_for_text on a pane for text never printed, and
 // returns once the wait runs (its first progress notification came).
-func startWait(t *testing.T, s *session, progressed <-chan struct{}, ctx context.Context, pane string) <-chan *mcp.CallToolResult {
+func startWait(ctx context.Context, t *testing.T, s *session, progressed <-chan struct{}, pane string) <-chan *mcp.CallToolResult {
 	t.Helper()
 	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 30}}
 	params.SetProgressToken("long-wait")
@@ -359,7 +359,7 @@ func TestHTTPCancelledWaitEndsAndIsAuditedWithSessionAndToken(t *testing.T) {
 	progressed, opts := progressSignal()
 	s := h.connect(t, testToken, opts)
 	ctx, cancel := context.WithCancel(context.Background())
-	got := startWait(t, s, progressed, ctx, pane)
+	got := startWait(ctx, t, s, progressed, pane)
 	cancel()
 	<-got
 	var line struct {
@@ -584,7 +584,7 @@ func TestHTTPCapsSessionsAndCallsInFlight(t *testing.T) {
 	t.Run("calls", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		got := startWait(t, s, progressed, ctx, pane)
+		got := startWait(ctx, t, s, progressed, pane)
 		if msg := s.fail("list_sessions", nil); !strings.Contains(msg, "--max-calls") {
 			t.Errorf("a second call in flight under --max-calls 1: %q, want a refusal naming --max-calls", msg)
 		}
@@ -614,7 +614,7 @@ func TestHTTPStopsGracefullyOnSIGTERM(t *testing.T) {
 	h := startHTTP(t, srv, launchOptions{})
 	progressed, opts := progressSignal()
 	s := h.connect(t, testToken, opts)
-	got := startWait(t, s, progressed, context.Background(), pane)
+	got := startWait(context.Background(), t, s, progressed, pane)
 	start := time.Now()
 	if err := h.proc.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
