@@ -474,7 +474,7 @@ func TestHTTPTokensCarryTheirOwnTier(t *testing.T) {
 	ro := h.connect(t, readonly, nil)
 	all := h.connect(t, destructive, nil)
 	roTools, allTools := ro.toolNames(), all.toolNames()
-	for _, name := range []string{"run_command", "send_keys", "kill_pane"} {
+	for _, name := range []string{"run_command", "send_keys", "kill_pane", "call_mutating_tools_batch", "call_destructive_tools_batch"} {
 		if slices.Contains(roTools, name) {
 			t.Errorf("the readonly token's session lists %s", name)
 		}
