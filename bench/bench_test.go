@@ -33,7 +33,8 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	floodMemory, floodWritten := floodLabels(cfg)
 	want := []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList,
 		rowRunTrue, rowRunMethod, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
-		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas, floodMemory, floodWritten}
+		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas,
+		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, floodMemory, floodWritten}
 	got := map[string]row{}
 	for _, r := range rep.Rows {
 		got[r.Measurement] = r

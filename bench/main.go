@@ -73,6 +73,10 @@ const (
 	rowToolsDestructive     = "tools/list + instructions, destructive (no floor)"
 	rowModelVisible         = "model-visible part of that, mutating (no floor)"
 	rowWithoutOutputSchemas = "that list without its output schemas, mutating (no floor)"
+	rowListHTTP             = "list_sessions over HTTP (floor: tmcp over stdio)"
+	rowReactionHTTP         = "wait_for_text reaction over HTTP, write → reply (floor: tmcp over stdio)"
+	rowManyHTTP             = "50 HTTP sessions waiting on one pane, write → each reply (floor: one HTTP session)"
+	rowManyHTTPMemory       = "tmcp peak RSS after 50 HTTP sessions waited (floor: tmcp's before they opened)"
 )
 
 // floodLabels are the labels of the flood's rows: tmcp's memory, and how
@@ -247,6 +251,7 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowMillion}, b.million},
 		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},
 		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
+		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
 		{[]string{floodMemory, floodWritten}, b.flood},
 	}
 	var rows []row

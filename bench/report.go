@@ -71,6 +71,10 @@ type notes struct {
 	// FloodReplySeconds is how long after the flood was written tmcp's
 	// wait for the line after it answered.
 	FloodReplySeconds float64 `json:"floodTmcpReplyAfterEndSeconds"`
+	// ManyHTTPP99Ms is the 99th percentile of the replies to the sessions
+	// waiting together over HTTP, of ManyHTTPReplies replies.
+	ManyHTTPP99Ms   float64 `json:"manyHttpSessionsP99Ms"`
+	ManyHTTPReplies int     `json:"manyHttpSessionsReplies"`
 }
 
 // timing is a median and p90 in milliseconds.
@@ -205,6 +209,10 @@ func writeTable(w io.Writer, rep report) error {
 			"  The same flood streamed by a bare control client (output on, read by this program): written in %.3f s,\n"+
 			"  that client's own peak RSS %.1f MiB.\n",
 			n.FloodReplySeconds, n.TmcpRestMiB, n.FloodControlSeconds, n.FloodControlMiB)
+	}
+	if n.ManyHTTPReplies > 0 {
+		fmt.Fprintf(w, "- %d HTTP sessions waiting on one pane: p99 of %d replies %.3f ms after the write.\n",
+			httpSessions, n.ManyHTTPReplies, n.ManyHTTPP99Ms)
 	}
 	for _, r := range failed {
 		fmt.Fprintf(w, "\nERROR %s:\n  %s\n", r.Measurement, strings.ReplaceAll(r.Error, "\n", "\n  "))

@@ -250,46 +250,53 @@ func (b *bench) reaction(ctx context.Context) error {
 			return err
 		}
 		defer tty.Close()
-		lines = 0
-		tm, err := sample(ctx, b.cfg.warmups, b.cfg.n, func(ctx context.Context) (time.Duration, error) {
-			delay := reactionDelay
-			for range reactionTries {
-				lines++
-				text := fmt.Sprintf("LINE-%d", lines)
-				wait, cancel := b.tmcp.callAsync(ctx, "wait_for_text", map[string]any{"paneId": tp.id,
-					"patterns": []string{text}, "timeoutSeconds": reactionWaitSeconds})
-				time.Sleep(delay)
-				wrote := time.Now()
-				if _, err := tty.WriteString(text + "\r\n"); err != nil {
-					cancel()
-					wait()
-					return 0, err
-				}
-				a := wait()
-				if a.err != nil {
-					return 0, a.err
-				}
-				var w struct{ Outcome, Matched string }
-				if err := decode(a.r, &w); err != nil {
-					return 0, err
-				}
-				switch {
-				case w.Outcome == "timeout":
-					delay *= 2 // the wait began after the write: try again, later
-					continue
-				case w.Outcome != "matched" || !strings.HasSuffix(w.Matched, text): // the first may follow the prompt
-					return 0, fmt.Errorf("wait_for_text %q in %s: outcome %s, matched %q", text, tp.id, w.Outcome, w.Matched)
-				}
-				return a.at.Sub(wrote), nil
-			}
-			return 0, fmt.Errorf("wait_for_text in %s missed its line %d times in a row, written %v to %v after the call", tp.id, reactionTries, reactionDelay, delay/2)
-		})
+		tm, err := b.reactionSample(ctx, b.tmcp, tp, tty)
 		if err != nil {
 			return fmt.Errorf("tmcp: %w", err)
 		}
 		r := durationRow(rowReaction, unitMs, tm, &fl)
 		b.put(r.withTarget("≤ 1 ms median", r.TmcpMedian <= 1))
 		return nil
+	})
+}
+
+// reactionSample times wait_for_text calls on p, each for a line written
+// to pane tp (through its terminal tty) just after the call: from the
+// write to the reply.
+func (b *bench) reactionSample(ctx context.Context, p *tmcpProcess, tp benchPane, tty *os.File) (summary, error) {
+	lines := 0
+	return sample(ctx, b.cfg.warmups, b.cfg.n, func(ctx context.Context) (time.Duration, error) {
+		delay := reactionDelay
+		for range reactionTries {
+			lines++
+			text := fmt.Sprintf("LINE-%d", lines)
+			wait, cancel := p.callAsync(ctx, "wait_for_text", map[string]any{"paneId": tp.id,
+				"patterns": []string{text}, "timeoutSeconds": reactionWaitSeconds})
+			time.Sleep(delay)
+			wrote := time.Now()
+			if _, err := tty.WriteString(text + "\r\n"); err != nil {
+				cancel()
+				wait()
+				return 0, err
+			}
+			a := wait()
+			if a.err != nil {
+				return 0, a.err
+			}
+			var w struct{ Outcome, Matched string }
+			if err := decode(a.r, &w); err != nil {
+				return 0, err
+			}
+			switch {
+			case w.Outcome == "timeout":
+				delay *= 2 // the wait began after the write: try again, later
+				continue
+			case w.Outcome != "matched" || !strings.HasSuffix(w.Matched, text): // the first may follow the prompt
+				return 0, fmt.Errorf("wait_for_text %q in %s: outcome %s, matched %q", text, tp.id, w.Outcome, w.Matched)
+			}
+			return a.at.Sub(wrote), nil
+		}
+		return 0, fmt.Errorf("wait_for_text in %s missed its line %d times in a row, written %v to %v after the call", tp.id, reactionTries, reactionDelay, delay/2)
 	})
 }
 

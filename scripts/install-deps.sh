@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tmcp needs beyond Go, as Debian packages: tmux, and the shells
-# the end-to-end tests drive (zsh, fish, mksh; bash and dash are already there).
+# the end-to-end tests drive (zsh, fish, mksh; bash and dash are already there);
+# and, when npm is there, the official TypeScript MCP client the HTTP test
+# drives tmcp with, into that test's own directory.
 # Safe to run again: it installs only what is missing, with at most one
 # apt-get update, and prints nothing when all is there.
 set -euo pipefail
@@ -14,7 +16,16 @@ for pair in $wanted; do
     missing+=("${pair#*:}")
   fi
 done
+tsclient="$(cd "$(dirname "$0")/.." && pwd)/cmd/tmcp/testdata/tsclient"
+install_tsclient() {
+  if command -v npm >/dev/null 2>&1 && [ ! -d "$tsclient/node_modules/@modelcontextprotocol/sdk" ]; then
+    echo "installing the TypeScript MCP client (npm ci) in $tsclient" >&2
+    npm ci --prefix "$tsclient" --no-audit --no-fund --silent
+  fi
+}
+
 if [ "${#missing[@]}" -eq 0 ]; then
+  install_tsclient
   exit 0
 fi
 
@@ -30,3 +41,4 @@ fi
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 tmux -V
+install_tsclient

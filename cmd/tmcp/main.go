@@ -1,10 +1,11 @@
 // Command tmcp is a Model Context Protocol server that lets AI agents
 // drive tmux: list, read, type into, create and kill sessions, windows and
-// panes of one tmux server, over stdio.
+// panes of one tmux server, over stdio or streamable HTTP.
 //
 // Usage:
 //
 //	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH]
+//	tmcp --http ADDR [--token-file FILE] [HTTP flags]
 //	tmcp -tools | -doctor | -version | -demo
 //	tmcp init bash | zsh | fish
 package main
@@ -41,6 +42,7 @@ type options struct {
 	socketName, socketPath, binary string
 	tools, doctor, version, demo   bool
 	initShell                      string // "tmcp init SHELL": print SHELL's integration snippet
+	http                           httpOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -54,13 +56,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.doctor, "doctor", false, "check tmux, the socket and the control connection, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.demo, "demo", false, "run a scripted agent session against a private tmux server, and exit")
+	o.http.flags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "tmcp %s: an MCP server (stdio) for tmux\n\nUsage: tmcp [flags]\n       tmcp init SHELL   print the shell integration for SHELL (%s)\n\n", version, shellinit.Supported)
+		fmt.Fprintf(fs.Output(), "tmcp %s: an MCP server (stdio, or HTTP with --http) for tmux\n\nUsage: tmcp [flags]\n       tmcp init SHELL   print the shell integration for SHELL (%s)\n\n", version, shellinit.Supported)
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY            readonly | mutating (default) | destructive; anything else means readonly\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 45)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_TOKEN             with --http: a bearer token accepted at the tier TMCP_SAFETY sets\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -122,8 +126,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer closeAudit()
 	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
-		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1"})
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != ""})
 	defer srv.Close()
+	if o.http.addr != "" && !o.tools && !o.doctor {
+		go srv.Prepare(ctx)
+		return serveHTTP(ctx, srv, o.http, tier, stderr)
+	}
 	// On a signal, end tmux work at once: calls in flight then return
 	// promptly, and the server can stop without waiting out their deadlines.
 	stopOnSignal := context.AfterFunc(ctx, func() {

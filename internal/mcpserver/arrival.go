@@ -64,14 +64,41 @@ type stampingConn struct {
 func (c *stampingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.Extra == nil {
-		n := c.s.arrivals.next.Add(1)
-		now := time.Now()
-		st := &stamp{at: now, marks: c.s.hub.MarksAt(now.Add(-arrivalSlack))}
-		c.s.startArrivalScreen(st, req.Params)
-		c.s.arrivals.marks.Store(n, st)
+		n := c.s.stampCall(req.Params)
 		req.Extra = &mcp.RequestExtra{Header: http.Header{arrivalHeader: {strconv.FormatUint(n, 10)}}}
 	}
 	return msg, err
+}
+
+// StampHTTP does for a request of the streamable HTTP transport what
+// Transport does for a stream: when body is one tools/call, it stamps the
+// call as it arrives and names the stamp in header, where the SDK hands it
+// on to the call. A stamp header the client sent is dropped. The returned
+// function, called once the request has been served, forgets a stamp no
+// handler took (a call the SDK refused).
+func (s *Server) StampHTTP(header http.Header, body []byte) (done func()) {
+	header.Del(arrivalHeader)
+	var msg struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+		return func() {}
+	}
+	n := s.stampCall(msg.Params)
+	header.Set(arrivalHeader, strconv.FormatUint(n, 10))
+	return func() { s.arrivals.marks.Delete(n) }
+}
+
+// stampCall keeps where the pane streams stand now, for the tool call
+// with params, and returns the number it is kept under.
+func (s *Server) stampCall(params json.RawMessage) uint64 {
+	n := s.arrivals.next.Add(1)
+	now := time.Now()
+	st := &stamp{at: now, marks: s.hub.MarksAt(now.Add(-arrivalSlack))}
+	s.startArrivalScreen(st, params)
+	s.arrivals.marks.Store(n, st)
+	return n
 }
 
 // stamp is what was seen of the panes as a tool call was read: where the

@@ -38,12 +38,16 @@ func NewAuditor(w io.Writer) *Auditor { return &Auditor{w: w} }
 
 // auditLine is what an audit line holds.
 type auditLine struct {
-	Time       string         `json:"time"`
-	Tool       string         `json:"tool"`
-	Outcome    string         `json:"outcome"` // ok, error, or a wait's outcome
-	DurationMS float64        `json:"durationMs"`
-	Arguments  map[string]any `json:"arguments,omitempty"`
-	Error      string         `json:"error,omitempty"`
+	Time       string  `json:"time"`
+	Tool       string  `json:"tool"`
+	Outcome    string  `json:"outcome"` // ok, error, or a wait's outcome
+	DurationMS float64 `json:"durationMs"`
+	Session    string  `json:"session,omitempty"` // the MCP session id, over HTTP
+	// Token is the caller's token as its transport names it
+	// (TokenInfo.UserID): over HTTP a short fingerprint, never the token.
+	Token     string         `json:"token,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Error     string         `json:"error,omitempty"`
 }
 
 // callLine starts the line of a call of tool that began at start and has
@@ -147,8 +151,14 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		callCtx, cancel := context.WithTimeout(ctx, s.budget(params))
 		defer cancel()
-		res, err := next(s.arrive(callCtx, req), method, req)
+		res, err := next(s.arrive(withDeclaredCaller(callCtx, req), req), method, req)
 		line := callLine(start, params.Name)
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			line.Session = ss.ID()
+		}
+		if e := req.GetExtra(); e != nil && e.TokenInfo != nil {
+			line.Token = e.TokenInfo.UserID
+		}
 		level := mcp.LoggingLevel("info")
 		switch r, _ := res.(*mcp.CallToolResult); {
 		case err != nil:

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // callerLookupTimeout bounds the search for the caller's pane, which runs
@@ -18,25 +20,68 @@ type Caller struct {
 	PaneID string
 }
 
-// callerPane finds the caller's pane and remembers the answer, unless tmux
+// callerCache remembers the caller's pane once found.
+type callerCache struct {
+	lock  chan struct{} // held while the caller's pane is looked for
+	known bool
+	pane  Caller
+}
+
+// CallerPaneHeader is the HTTP request header in which a client declares
+// the pane it runs in. Over HTTP tmcp cannot trace a client's process to a
+// pane, so it takes the client's word: the guard then protects that pane
+// for that client's calls, as it protects tmcp's own pane for a client
+// that started tmcp over stdio.
+const CallerPaneHeader = "X-Tmcp-Caller-Pane"
+
+type declaredPaneKey struct{}
+
+// withDeclaredCaller keeps, for one call, the pane its client declares it
+// runs in; a value that is not a pane id is ignored.
+func withDeclaredCaller(ctx context.Context, req mcp.Request) context.Context {
+	e := req.GetExtra()
+	if e == nil || e.Header == nil {
+		return ctx
+	}
+	id := strings.TrimSpace(e.Header.Get(CallerPaneHeader))
+	if checkPaneID(id) != nil {
+		return ctx
+	}
+	return context.WithValue(ctx, declaredPaneKey{}, id)
+}
+
+// callerPane is the pane the calling agent runs in: the pane its client
+// declared, else, for a client that started tmcp over stdio, the pane tmcp
+// runs in. An HTTP client that declares none has no known pane.
+func (s *Server) callerPane(ctx context.Context) Caller {
+	if id, ok := ctx.Value(declaredPaneKey{}).(string); ok {
+		return Caller{PaneID: id}
+	}
+	if s.cfg.OverHTTP {
+		return Caller{}
+	}
+	return s.ownPane(ctx)
+}
+
+// ownPane finds the pane tmcp runs in and remembers the answer, unless tmux
 // could not be asked within the call's budget: then the next call asks
 // again. One lookup runs at a time; a call waits for it only while its own
 // budget lasts.
-func (s *Server) callerPane(ctx context.Context) Caller {
+func (s *Server) ownPane(ctx context.Context) Caller {
 	select {
-	case s.callerLock <- struct{}{}:
+	case s.callers.lock <- struct{}{}:
 	case <-ctx.Done():
 		return Caller{}
 	}
-	defer func() { <-s.callerLock }()
-	if s.callerKnown {
-		return s.caller
+	defer func() { <-s.callers.lock }()
+	if s.callers.known {
+		return s.callers.pane
 	}
 	ctx, cancel := context.WithTimeout(ctx, callerLookupTimeout)
 	defer cancel()
 	c, ok := s.findCaller(ctx)
 	if ok {
-		s.caller, s.callerKnown = c, true
+		s.callers.pane, s.callers.known = c, true
 	}
 	return c
 }
@@ -94,7 +139,7 @@ func parentPID(pid int) int {
 }
 
 // CallerPane returns the id of the pane tmcp runs in, or "".
-func (s *Server) CallerPane(ctx context.Context) string { return s.callerPane(ctx).PaneID }
+func (s *Server) CallerPane(ctx context.Context) string { return s.ownPane(ctx).PaneID }
 
 // isCaller reports whether id is the pane tmcp runs in.
 func (s *Server) isCaller(ctx context.Context, id string) bool {

@@ -35,24 +35,23 @@ const confirmID = "tmcp-confirm-caller"
 // It returns whether the target holds the caller's pane, and, when the
 // person must be asked, the result to return from the tool as it is.
 func (s *Server) guardCaller(ctx context.Context, req *mcp.CallToolRequest, sc scope, target, action string, destructiveAct bool) (bool, *mcp.CallToolResult, error) {
-	hit, err := s.reachesCaller(ctx, sc, target)
-	if err != nil || !hit {
+	p, err := s.reachesCaller(ctx, sc, target)
+	if err != nil || p.id == "" {
 		return false, nil, err
 	}
-	caller := s.callerPane(ctx).PaneID
 	if req != nil && req.Params != nil {
 		if answer, ok := req.Params.InputResponses[confirmID]; ok {
-			return true, nil, consent(answer, req.Params.RequestState, action, caller)
+			return true, nil, consent(answer, req.Params.RequestState, action, p)
 		}
 	}
 	if req == nil || req.Session == nil || !canElicit(req.Session) {
 		if destructiveAct {
-			return true, nil, fmt.Errorf("refusing to %s: it holds pane %s, where tmcp itself runs, and this client cannot ask the person to confirm", action, caller)
+			return true, nil, fmt.Errorf("refusing to %s: it holds pane %s, %s, and this client cannot ask the person to confirm", action, p.id, p.whose)
 		}
 		return true, nil, nil
 	}
 	ask := &mcp.ElicitParams{
-		Message: fmt.Sprintf("An agent asks to %s, which holds pane %s where tmcp (and perhaps the agent) runs. Allow it?", action, caller),
+		Message: fmt.Sprintf("An agent asks to %s, which holds pane %s, %s. Allow it?", action, p.id, p.whose),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
 			"allow": map[string]any{"type": "boolean", "description": "allow this once"}}},
 	}
@@ -60,7 +59,7 @@ func (s *Server) guardCaller(ctx context.Context, req *mcp.CallToolRequest, sc s
 }
 
 // consent reads the person's answer to a confirmation for action.
-func consent(answer mcp.InputResponse, state, action, caller string) error {
+func consent(answer mcp.InputResponse, state, action string, p guarded) error {
 	r, ok := answer.(*mcp.ElicitResult)
 	switch {
 	case state != action:
@@ -68,9 +67,9 @@ func consent(answer mcp.InputResponse, state, action, caller string) error {
 	case !ok || r == nil:
 		return fmt.Errorf("refusing to %s: the confirmation could not be read, and that is not consent", action)
 	case r.Action != "accept":
-		return fmt.Errorf("the person declined: not allowed to %s (it holds pane %s, where tmcp runs)", action, caller)
+		return fmt.Errorf("the person declined: not allowed to %s (it holds pane %s, %s)", action, p.id, p.whose)
 	case r.Content["allow"] == false:
-		return fmt.Errorf("the person did not allow it: not allowed to %s (it holds pane %s, where tmcp runs)", action, caller)
+		return fmt.Errorf("the person did not allow it: not allowed to %s (it holds pane %s, %s)", action, p.id, p.whose)
 	}
 	return nil
 }
@@ -80,22 +79,56 @@ func canElicit(ss *mcp.ServerSession) bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// reachesCaller reports whether an action on target reaches the caller's
-// pane.
-func (s *Server) reachesCaller(ctx context.Context, sc scope, target string) (bool, error) {
-	caller := s.callerPane(ctx).PaneID
-	if caller == "" {
-		return false, nil
+// guarded is a pane the guard protects, and whose it is, in words.
+type guarded struct {
+	id, whose string
+}
+
+// guardedPanes are the panes an action must not reach unasked: the
+// caller's, and over HTTP also tmcp's own, whose loss would end the
+// server for every client.
+func (s *Server) guardedPanes(ctx context.Context) []guarded {
+	var ps []guarded
+	c := s.callerPane(ctx).PaneID
+	own := c
+	if s.cfg.OverHTTP {
+		own = s.ownPane(ctx).PaneID
 	}
+	switch {
+	case c != "" && c == own:
+		ps = append(ps, guarded{c, "where tmcp (and perhaps the agent) runs"})
+	case c != "":
+		ps = append(ps, guarded{c, "where the agent's client says it runs"})
+	}
+	if own != "" && own != c {
+		ps = append(ps, guarded{own, "where tmcp itself runs"})
+	}
+	return ps
+}
+
+// reachesCaller returns the guarded pane an action on target reaches, if
+// any.
+func (s *Server) reachesCaller(ctx context.Context, sc scope, target string) (guarded, error) {
+	for _, p := range s.guardedPanes(ctx) {
+		hit, err := s.reaches(ctx, sc, target, p.id)
+		if err != nil || hit {
+			return p, err
+		}
+	}
+	return guarded{}, nil
+}
+
+// reaches reports whether an action on target reaches pane.
+func (s *Server) reaches(ctx context.Context, sc scope, target, pane string) (bool, error) {
 	switch sc {
 	case scopeServer:
 		return true, nil
 	case scopePane:
-		return target == caller, nil
+		return target == pane, nil
 	}
-	holder, err := s.tmux.Fields(ctx, caller, "window_id", "session_id")
+	holder, err := s.tmux.Fields(ctx, pane, "window_id", "session_id")
 	if err != nil {
-		// The caller's pane is gone: nothing of it to protect.
+		// The pane is gone: nothing of it to protect.
 		return false, nil
 	}
 	if sc == scopeWindow {

@@ -26,6 +26,10 @@ type Config struct {
 	Version string        // tmcp's version, reported to clients
 	Ceiling time.Duration // bound on every wait; 0 means wait.DefaultCeiling
 	Audit   io.Writer     // where audit lines go (one JSON line per tool call); nil: none
+	// OverHTTP says clients reach tmcp over HTTP: they do not run where
+	// tmcp runs, and the pane each runs in is only what it declares
+	// (CallerPaneHeader).
+	OverHTTP bool
 	// PromptsAsTools also offers the prompts through the get_prompt tool
 	// (TMCP_PROMPTS_AS_TOOLS=1), for clients that do not read prompts.
 	PromptsAsTools bool
@@ -33,17 +37,15 @@ type Config struct {
 
 // Server holds what the tools share: the tmux connection, the pane
 // streams, the waits, the tier, and the caller's pane once looked for.
+// Servers made by WithTier share all of it but the tier.
 type Server struct {
 	tmux     *tmux.Client
 	hub      *pane.Hub
 	waits    *wait.Service
 	audit    *Auditor
-	arrivals arrivals
+	arrivals *arrivals
+	callers  *callerCache
 	cfg      Config
-
-	callerLock  chan struct{} // held while the caller's pane is looked for
-	callerKnown bool
-	caller      Caller
 
 	// The tool registry, built on first use and kept, like the SDK's own
 	// tool set; schemas caches the SDK's resolution of its schemas, so an
@@ -59,12 +61,23 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		cfg.Ceiling = wait.DefaultCeiling
 	}
 	hub := pane.NewHub(tc)
-	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), cfg: cfg, callerLock: make(chan struct{}, 1),
-		schemas: mcp.NewSchemaCache()}
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), arrivals: &arrivals{},
+		callers: &callerCache{lock: make(chan struct{}, 1)}, cfg: cfg, schemas: mcp.NewSchemaCache()}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}
 	return s
+}
+
+// WithTier returns a Server offering the tools of tier t that shares
+// everything else with s: the tmux connection, one stream per pane, the
+// jobs, the audit log and the caller's pane. Its tools are its own, so a
+// batch on it reaches no tool above t. Closing either closes both.
+func (s *Server) WithTier(t Tier) *Server {
+	cfg := s.cfg
+	cfg.Tier = t
+	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, audit: s.audit, arrivals: s.arrivals, callers: s.callers,
+		cfg: cfg, schemas: s.schemas}
 }
 
 // Prepare attaches the command client, so that the first call does not
@@ -175,7 +188,11 @@ func (s *Server) Instructions(ctx context.Context) string {
 	b.WriteString("Start with list_panes. run_command gives a command's status and output; wait_for_text waits for output; capture_since reads only what is new. ")
 	fmt.Fprintf(&b, "maxLines/maxBytes keep the last lines. Waits end by %gs; to wait longer, call again with the returned cursor or jobId. ", s.cfg.Ceiling.Seconds())
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
-	if c := s.callerPane(ctx); c.PaneID != "" {
+	switch c := s.ownPane(ctx); {
+	case c.PaneID == "":
+	case s.cfg.OverHTTP:
+		fmt.Fprintf(&b, "tmcp runs in pane %s: do not type into or kill it. ", c.PaneID)
+	default:
 		fmt.Fprintf(&b, "You run inside pane %s (isCaller): do not type into or kill it. ", c.PaneID)
 	}
 	return strings.TrimSpace(b.String())
