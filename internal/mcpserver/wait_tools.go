@@ -71,7 +71,7 @@ type runCommandIn struct {
 	PaneID          string  `json:"paneId,omitempty"`
 	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 40"`
 	Detach          bool    `json:"detach,omitempty" jsonschema:"return a jobId at once"`
-	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"not in shell history"`
+	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"out of history (else bash/zsh/fish keep it as written)"`
 	MaxLines        int     `json:"maxLines,omitempty"`
 	MaxBytes        int     `json:"maxBytes,omitempty"`
 }
