@@ -105,7 +105,10 @@ func (b *bench) runCommand(ctx context.Context) error {
 				return []string{sendKeysLine(fp.id, fmt.Sprintf(`%s; printf "\033]133;D;%%s;%s\007" $?`, command, token))}
 			}
 		}
-		method := func(token string) []string { return methodLines(b.srv.Socket, fp.id, "true", token) }
+		method := func(token string) []string { return methodLines(fp.id, "true", token) }
+		if err := c.send(sendKeysLine(fp.id, methodHelper), false); err != nil {
+			return fmt.Errorf("typing the helper into the floor's pane: %w", err)
+		}
 		seq := fmt.Sprintf("seq 1 %d", runSeqLines)
 
 		floorTrue, err := sample(ctx, b.cfg.warmups, b.cfg.n, floorRun(typed("true")))
@@ -149,26 +152,17 @@ func (b *bench) runCommand(ctx context.Context) error {
 	})
 }
 
+// methodHelper is a shell function like the helper run_command hands a
+// shell once (internal/wait/shellside.go, mirrored here): with one
+// argument it marks a run's start in its subshell, with two its end.
+const methodHelper = `__tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf '\033]133;C;%s\007' "$1";` +
+	`else printf '\033]133;D;%s;%s\007' "$2" "$1";fi;}`
+
 // methodLines are the control-mode commands that run command the way
-// tmcp's run_command does (internal/wait/run.go, mirrored here): the
-// wrapper script goes into a tmux buffer, and the one typed line has the
-// shell read it back with a tmux process and run it; the wrapper marks
-// the start and, with the status, the end, and the shell marks how the
-// wrapper's subshell ended.
-func methodLines(socket, pane, command, token string) []string {
-	buffer := "tmcp-" + token
-	wrapper := fmt.Sprintf(`trap 'exit 130' INT
-printf '\033]133;C;%[1]s\007'
-tmcp_command='%[2]s'
-(eval "$tmcp_command")
-printf '\033]133;D;%%s;%[1]s\007' "$?"
-`, token, command)
-	line := fmt.Sprintf(`(eval "$(tmux -S '%s' save-buffer -b %s - \; delete-buffer -b %s)");printf '\033]133;E;%%s;%s\007' $?`, socket, buffer, buffer, token)
-	return []string{
-		"set-buffer -b " + buffer + " -- " + tmuxQuote(wrapper),
-		"send-keys -t " + pane + " -l " + tmuxQuote(line),
-		"send-keys -t " + pane + " Enter",
-	}
+// tmcp's run_command does once the shell has its helper: one typed line,
+// the command as written in a subshell between the helper's two calls.
+func methodLines(pane, command, token string) []string {
+	return []string{sendKeysLine(pane, "(__tmcp "+token+"||exit;"+command+");__tmcp "+token+" $?")}
 }
 
 // sendKeysLine is the command that types text into a pane and presses Enter.

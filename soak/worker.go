@@ -41,7 +41,7 @@ const (
 // echoLine finds the job id in the shell's echo of the line run_command
 // types: its markers, or the tmux buffer it reads the command from, carry
 // the job's token.
-var echoLine = regexp.MustCompile(`tmcp-([0-9a-f]{8,})`)
+var echoLine = regexp.MustCompile(`\(__tmcp ([0-9a-f]{5})\|\|exit;`)
 
 // segment is what one command put on a pane: the echo of the line that
 // ran it, then its output.
@@ -424,11 +424,14 @@ func (w *worker) since(ctx context.Context) bool {
 func matchSegments(lines []string, segs []segment) string {
 	var want, got []string
 	for _, s := range segs {
-		want = append(want, "<echo of job "+s.job+">")
+		want = append(want, "<echo of job "+s.job[:5]+">")
 		want = append(want, s.lines...)
 	}
 	for _, l := range lines {
 		l = stripPrompts(l)
+		if strings.Contains(l, "__tmcp_l") {
+			continue // the line that hands a shell its helper, on its first run
+		}
 		if m := echoLine.FindStringSubmatch(l); m != nil {
 			l = "<echo of job " + m[1] + ">"
 		}

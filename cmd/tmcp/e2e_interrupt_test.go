@@ -172,8 +172,7 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		name:    "C-d at the prompt of a shell the command started",
 		command: "sh",
 		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
-			waitTypedLine(t, srv, pane)
-			waitPrompt(t, srv, pane) // the prompt of the shell the command started
+			waitInnerShell(t, srv, pane)
 			s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-d", "enter": false}, nil)
 		},
 		check: exited0,
@@ -181,8 +180,7 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		name:    "exit typed by a person at the prompt of a shell the command started",
 		command: "sh",
 		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
-			waitTypedLine(t, srv, pane)
-			waitPrompt(t, srv, pane) // the prompt of the shell the command started
+			waitInnerShell(t, srv, pane)
 			srv.Must("send-keys", "-t", pane, "exit", "Enter")
 		},
 		check: exited0,
@@ -244,6 +242,26 @@ func foregroundScript(setup string) func(t *testing.T, srv *tmuxtest.Server, pan
 			t.Fatalf("the script never ran in %s: %q", pane, bareCapture(srv, pane))
 		}
 	}
+}
+
+// waitInnerShell waits until the shell a run started (sh) runs under the
+// pane's shell and shows its prompt: keys sent before could reach the
+// pane's shell instead.
+func waitInnerShell(t *testing.T, srv *tmuxtest.Server, pane string) {
+	t.Helper()
+	shell, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
+	// The run's subshell, and the shell it started under it.
+	if !tmuxtest.WaitFor(settle, func() bool {
+		for _, pid := range descendants(shell) {
+			if cmdline(pid) == "sh" && slices.ContainsFunc(descendants(pid), func(p int) bool { return cmdline(p) == "sh" }) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the shell the command started never ran in %s: %q", pane, bareCapture(srv, pane))
+	}
+	waitPrompt(t, srv, pane) // the prompt of the shell the command started
 }
 
 // waitTypedLine waits until a pane shows the echo of the line tmcp typed.

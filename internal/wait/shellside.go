@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tmcp/tmcp/internal/tmux"
@@ -203,12 +204,15 @@ func typedFor(f shellFamily, token, command string, suppressHistory, handOver bo
 	return typing{lines: []string{line + summary(command, 80-len(line))}, handover: handover(command)}
 }
 
-// summary is a comment naming a command handed over, within n bytes.
+// summary is a comment naming a command handed over, within n bytes. It
+// holds only letters, digits and a few plain marks: interactive zsh takes
+// no comments, and reads it as arguments that must neither open a quote
+// nor expand.
 func summary(command string, n int) string {
 	first, _, more := strings.Cut(strings.TrimSpace(command), "\n")
 	var b strings.Builder
 	for _, r := range first {
-		if r < 0x20 || r == 0x7f || r == '^' {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" -_./,:+@%", r) {
 			r = ' '
 		}
 		b.WriteRune(r)

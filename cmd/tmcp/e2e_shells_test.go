@@ -1,0 +1,142 @@
+package main
+
+// End-to-end tests of run_command in every shell it drives, each started
+// with no user configuration, with and without tmcp's shell integration,
+// over stdio against a private tmux server per shell.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// plainShells start each shell with no configuration and a "$ " prompt.
+var plainShells = map[string]string{
+	"bash": "env PS1='$ ' bash --norc --noprofile",
+	"zsh":  "env PS1='$ ' zsh -f",
+	"dash": "env PS1='$ ' dash -i",
+	"mksh": "env ENV=/dev/null PS1='$ ' mksh -i",
+	"fish": "fish --no-config -C 'function fish_prompt; printf \"\\$ \"; end'",
+}
+
+// typedRun matches the line run_command types for a command typed as
+// written, and captures the command.
+var typedRun = regexp.MustCompile(`^[$#] \(__tmcp ([0-9a-f]{5})\|\|exit;(.*)\);__tmcp ([0-9a-f]{5}) \$\?$`)
+
+func TestRunCommandInEveryShellOverStdio(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
+		for _, integrated := range []bool{false, true} {
+			if integrated && (shell == "dash" || shell == "mksh") {
+				continue // tmcp init speaks bash, zsh and fish
+			}
+			name := shell + map[bool]string{false: "", true: " with tmcp init"}[integrated]
+			t.Run(name, func(t *testing.T) {
+				if _, err := exec.LookPath(shell); err != nil {
+					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
+				}
+				t.Parallel()
+				srv := tmuxtest.New(t)
+				home := t.TempDir()
+				var pane string
+				if integrated {
+					// The shell's history in a file of the test's.
+					rc := "HISTFILE=" + filepath.Join(home, "hist")
+					if shell == "fish" {
+						rc = "set -g fish_history tmcp_test"
+					}
+					pane = integratedPane(t, srv, shell, rc)
+				} else {
+					pane = newWindow(srv, "env HOME="+home+" HISTFILE="+filepath.Join(home, "hist")+" "+strings.TrimPrefix(plainShells[shell], "env "))
+					waitPrompt(t, srv, pane)
+				}
+				s := startTMCP(t, srv, "")
+				run := func(command string, wantStatus string, wantText string) {
+					t.Helper()
+					r, text := s.runCmd(map[string]any{"paneId": pane, "command": command, "timeoutSeconds": 15})
+					if status(r.ExitStatus) != wantStatus || text != wantText {
+						t.Fatalf("%s: run_command %.50q: %+v output %q, want %s and %q", name, command, r, text, wantStatus, wantText)
+					}
+				}
+				run("echo 'build done'", "0", "build done")
+				run("echo 'build done'", "0", "build done")
+				// What the person sees: the command as written, 37 bytes more.
+				if shell != "fish" {
+					screen := bareCapture(srv, pane)
+					i := slices.IndexFunc(screen, func(l string) bool { return typedRun.MatchString(l) })
+					if i < 0 {
+						t.Fatalf("%s: no typed line of the form %s on screen: %q", name, typedRun, screen)
+					}
+					m := typedRun.FindStringSubmatch(screen[i])
+					if m[2] != "echo 'build done'" || m[1] != m[3] {
+						t.Errorf("%s: typed line %q, want the command as written", name, screen[i])
+					}
+					if extra := len(screen[i]) - len("$ ") - len(m[2]); extra > 40 {
+						t.Errorf("%s: %d bytes of tmcp's own on the typed line, want 40 at most", name, extra)
+					}
+					if slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "__tmcp_l") }) {
+						t.Errorf("%s: the line that handed the helper over stays on screen: %q", name, screen)
+					}
+				}
+				if shell == "fish" {
+					run("echo before; false", "1", "before")
+				} else {
+					run("echo before; exit 3", "3", "before")
+				}
+				if shell == "fish" {
+					run("for i in 1 2\n  echo line $i\nend", "0", "line 1\nline 2")
+				} else {
+					run("for i in 1 2\ndo\n  echo line $i\ndone", "0", "line 1\nline 2")
+				}
+				run("printf '%s|%s\\n' \"it's\" 'a\tb'", "0", "it's|a\tb")
+
+				// C-c while the command runs, once sleep is in front.
+				ch := s.async("run_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30", "timeoutSeconds": 20})
+				shellPID, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
+				if !tmuxtest.WaitFor(settle, func() bool {
+					return slices.ContainsFunc(descendants(shellPID), func(pid int) bool { return cmdline(pid) == "sleep 30" })
+				}) {
+					t.Fatalf("%s: sleep never ran: %q", name, bareCapture(srv, pane))
+				}
+				s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-c", "enter": false}, nil)
+				r, text := decodeText[jobOut](t, "run_command", awaitCall(t, "run_command", ch).res)
+				if status(r.ExitStatus) != "130" || text != "started" {
+					t.Fatalf("%s: C-c: %+v output %q, want 130 and %q", name, r, text, "started")
+				}
+				run("echo alive", "0", "alive")
+
+				history := map[string]string{"bash": "history", "zsh": "fc -ln 1", "fish": "history"}[shell]
+				if history == "" {
+					return
+				}
+				file := filepath.Join(t.TempDir(), "history")
+				srv.Must("send-keys", "-t", pane, " "+history+" >"+file+".part; mv "+file+".part "+file, "Enter")
+				var kept string
+				if !tmuxtest.WaitFor(settle, func() bool {
+					b, err := os.ReadFile(file)
+					kept = string(b)
+					return err == nil
+				}) {
+					t.Fatalf("%s: the history was never written", name)
+				}
+				for _, want := range []string{"echo 'build done'", "echo before;", "echo alive"} {
+					if !strings.Contains(kept, want) {
+						t.Errorf("%s: history lacks %q:\n%s", name, want, kept)
+					}
+				}
+				for _, line := range strings.Split(kept, "\n") {
+					handing := shell == "zsh" && strings.Contains(line, `eval "$__tmcp_l"`) // zsh keeps it (README)
+					if strings.Contains(line, "__tmcp") && !handing {
+						t.Errorf("%s: history holds tmcp's text: %q", name, line)
+					}
+				}
+			})
+		}
+	}
+}
