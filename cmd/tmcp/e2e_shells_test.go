@@ -140,3 +140,50 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCommandTypesIntoAShellReachedThroughSSHOnceItsMarksShowItsPrompt:
+// a pane whose foreground program is ssh (here bash started under that
+// name, with tmcp init loaded, as the shell on the far side would be)
+// takes run_command once tmcp has seen that shell's prompt marks, and is
+// refused, saying what to do, before.
+func TestRunCommandTypesIntoAShellReachedThroughSSHOnceItsMarksShowItsPrompt(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	dir := t.TempDir()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssh := filepath.Join(dir, "ssh")
+	if err := os.Symlink(bash, ssh); err != nil {
+		t.Fatal(err)
+	}
+	rc := filepath.Join(dir, "bashrc")
+	if err := os.WriteFile(rc, []byte("PS1='remote$ '\nHISTFILE="+filepath.Join(dir, "hist")+"\neval \"$("+tmcpBinary+" init bash)\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pane := newWindow(srv, ssh+" --noprofile --rcfile "+rc)
+	waitPrompt(t, srv, pane)
+	waitPane(t, srv, pane, "#{pane_current_command}", "ssh")
+	s := startTMCP(t, srv, "")
+
+	msg := s.fail("run_command", map[string]any{"paneId": pane, "command": "echo hi", "timeoutSeconds": 5})
+	for _, want := range []string{"ssh", "tmcp init", "capture_since"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("run_command in a pane at ssh before its marks were seen: %q, want it to say %q", msg, want)
+		}
+	}
+	s.since(map[string]any{"paneId": pane}) // tmcp watches the pane from here
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "true"}, nil)
+	var sh *shellOut
+	if !tmuxtest.WaitFor(settle, func() bool { sh = listedShell(s, pane); return sh != nil && sh.State == "prompt" }) {
+		t.Fatalf("the shell behind ssh never showed its prompt marks: %+v", sh)
+	}
+	r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo over-ssh; exit 3", "timeoutSeconds": 15})
+	if status(r.ExitStatus) != "3" || text != "over-ssh" {
+		t.Fatalf("run_command through ssh: %+v output %q, want 3 and %q", r, text, "over-ssh")
+	}
+	if r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo still-there", "timeoutSeconds": 15}); status(r.ExitStatus) != "0" || text != "still-there" {
+		t.Fatalf("the shell behind ssh after exit 3: %+v output %q", r, text)
+	}
+}

@@ -201,7 +201,7 @@ func (s *Service) awaitShell(ctx context.Context, paneID string) (tmux.Pane, err
 		if err != nil {
 			return info, err
 		}
-		err = runnable(info)
+		err = s.runnable(info)
 		// A pane made to run a shell, or whose shell took a run before (a
 		// program it ran last, printf in mksh, may still be in front).
 		shellPane := info.StartCommand == "" || isShell(info.StartCommand) || s.helpers.hadShell(paneID, info.PID)
@@ -225,17 +225,28 @@ func isShell(command string) bool {
 }
 
 // runnable says why a pane cannot take a command, if it cannot.
-func runnable(p tmux.Pane) error {
+func (s *Service) runnable(p tmux.Pane) error {
 	switch {
 	case p.Dead:
 		return fmt.Errorf("pane %s is dead (%s); use another pane, or make one with split_window", p.ID, p.Death())
 	case p.InMode:
 		return fmt.Errorf("pane %s is in %s; call exit_copy_mode on it, then run the command", p.ID, p.Mode)
+	case remoteShell[path.Base(p.Command)]:
+		if st := s.hub.Stream(p.ID); st != nil {
+			if ps := st.Prompt(); ps.Marks && !ps.Running {
+				return nil
+			}
+		}
+		return fmt.Errorf("pane %s runs %s: run_command types into a shell reached through it only when that shell marks its prompts (load `tmcp init` there) and tmcp has seen it at its prompt (call capture_since or wait_for_command on %s first); otherwise use send_keys", p.ID, p.Command, p.ID)
 	case !isShell(p.Command):
 		return fmt.Errorf("pane %s runs %q, not a shell at its prompt: run_command needs a shell it knows (sh, bash, zsh, dash, mksh, fish…); use send_keys to drive %s, or wait for it to finish", p.ID, p.Command, p.Command)
 	}
 	return nil
 }
+
+// remoteShell are the programs that connect a pane to a shell elsewhere:
+// run_command types into that shell when its prompt marks show it waits.
+var remoteShell = map[string]bool{"ssh": true, "mosh-client": true, "docker": true, "podman": true, "kubectl": true}
 
 // runLinger keeps a pane streamed for a while after a run, so the next run
 // or wait on it does not set the stream up again.
