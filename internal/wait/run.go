@@ -196,8 +196,13 @@ const shellStartWait = time.Second
 // it cannot take a command.
 func (s *Service) awaitShell(ctx context.Context, paneID string) (tmux.Pane, error) {
 	deadline := time.Now().Add(shellStartWait)
+	var refused tmux.Pane // the pane as last seen, when it could not take the command
+	var refusal error
 	for {
 		info, err := s.tc.PaneInfo(ctx, paneID)
+		if err != nil && refusal != nil && ctx.Err() != nil {
+			return refused, refusal // the call's time ran out while it waited for a shell
+		}
 		if err != nil {
 			return info, err
 		}
@@ -209,6 +214,7 @@ func (s *Service) awaitShell(ctx context.Context, paneID string) (tmux.Pane, err
 		if !starting || time.Now().After(deadline) {
 			return info, err
 		}
+		refused, refusal = info, err
 		select {
 		case <-time.After(25 * time.Millisecond):
 		case <-ctx.Done():
