@@ -162,7 +162,7 @@ const methodHelper = `__tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf 
 // tmcp's run_command does once the shell has its helper: one typed line,
 // the command as written in a subshell between the helper's two calls.
 func methodLines(pane, command, token string) []string {
-	return []string{sendKeysLine(pane, "(__tmcp "+token+"||exit;"+command+");__tmcp "+token+" $?")}
+	return []string{sendKeysLine(pane, "(__tmcp "+token+"&&("+command+"));__tmcp "+token+" $?")}
 }
 
 // sendKeysLine is the command that types text into a pane and presses Enter.

@@ -41,7 +41,7 @@ const (
 // echoLine finds the job id in the shell's echo of the line run_command
 // types: its markers, or the tmux buffer it reads the command from, carry
 // the job's token.
-var echoLine = regexp.MustCompile(`\(__tmcp ([0-9a-f]{5})\|\|exit;`)
+var echoLine = regexp.MustCompile(`\(__tmcp ([0-9a-f]{5})&&\(`)
 
 // segment is what one command put on a pane: the echo of the line that
 // ran it, then its output.

@@ -129,11 +129,11 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		act: func(t *testing.T, s *session, srv *tmuxtest.Server, pane string) {
 			waitScreen(t, srv, pane, "started", func(l []string) bool { return hasLine(l, "started") })
 			shell, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
-			running := len(descendants(shell)) // the command's subshell
+			running := len(descendants(shell)) // the command's subshells
 			srv.Must("send-keys", "-t", pane, "C-s")
 			srv.Must("send-keys", "-t", pane, "Enter")
-			if !tmuxtest.WaitFor(settle, func() bool { return len(descendants(shell)) == running-1 }) {
-				t.Fatalf("the command never ended: processes under the shell %v, want %d", descendants(shell), running-1)
+			if !tmuxtest.WaitFor(settle, func() bool { return len(descendants(shell)) < running }) {
+				t.Fatalf("the command never ended: processes under the shell %v, want fewer than %d", descendants(shell), running)
 			}
 			srv.Must("send-keys", "-t", pane, "C-c")
 		},

@@ -20,7 +20,7 @@ func readerFixture(command string) (*job, *reader) {
 // token, and the Enter.
 func typedEcho(token string) string {
 	tag := strings.TrimPrefix(token, markerPrefix)
-	return `# (__tmcp ` + tag + `||exit;x);__tmcp ` + tag + ` $?` + "\r\n"
+	return `# (__tmcp ` + tag + `&&(x));__tmcp ` + tag + ` $?` + "\r\n"
 }
 
 func mark(kind, token string, status ...int) string {
@@ -83,7 +83,7 @@ func TestReaderCallsALineCutByAKeyNotRunOnlyAfterItsEchoAndAGrace(t *testing.T) 
 		{"C-z after the echo, its echo split", typedEcho(token) + "^", "Z", "C-z"},
 		{"C-\\ after the echo", typedEcho(token) + "^\\\r\n# ", "", `C-\`},
 		{"C-c before the line was typed", "^C\r\n# " + typedEcho(token), "", ""},
-		{"C-c before the line was typed, the echo split", "^C\r\n# " + typedEcho(token)[:40], typedEcho(token)[40:], ""},
+		{"C-c before the line was typed, the echo split", "^C\r\n# " + typedEcho(token)[:30], typedEcho(token)[30:], ""},
 		{"no key", typedEcho(token) + "# ", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

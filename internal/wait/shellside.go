@@ -17,14 +17,16 @@ import (
 // command as the person would have, with a few bytes of the helper around
 // it, and the helper writes the job's invisible marks:
 //
-//	(__tmcp 1a2b3||exit;echo 'build done');__tmcp 1a2b3 $?
+//	(__tmcp 1a2b3&&(echo 'build done'));__tmcp 1a2b3 $?
 //
-// The command runs in a subshell, so exit cannot end the pane's shell; the
-// first call of the helper, in that subshell, makes C-c end it with 130
-// rather than kill it (which would make the shell drop the rest of the
-// line) and marks the start; the second marks the end with the status. A
-// shell that lacks the helper (a new shell in the pane) runs nothing of the
-// command, and says the helper was not found.
+// The command runs in a subshell of its own, so exit cannot end the pane's
+// shell. The first call of the helper, in the subshell around it, makes
+// C-c end that one with 130 rather than kill it (which would make the
+// shell drop the rest of the line), and marks the start; the second marks
+// the end with the status. The command's own subshell has C-c's default
+// action, so a C-c that lands as it starts a program ends it still. A
+// shell that lacks the helper (a new shell in the pane) runs nothing of
+// the command, and says the helper was not found.
 // Nothing in the line needs a file or a tmux binary on the shell's side,
 // so the same line works in a shell on another machine.
 //
@@ -71,7 +73,7 @@ const posixHelper = ` __tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf 
 	`else printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";__tmcp_h "$@";fi;}` +
 	`;__tmcp_r(){ trap 'stty echo;trap - INT;return 130' INT;stty -echo;printf '\033]133;R;tmcp-%s\007' "$1";__tmcp_cmd=;` +
 	`while IFS= read -r __tmcp_l;do [ "$__tmcp_l" = . ]&&break;__tmcp_cmd=$__tmcp_cmd$__tmcp_l;done;stty echo;trap - INT;` +
-	`__tmcp_cmd=$(printf %b "$__tmcp_cmd");};__tmcp_x(){ eval "$__tmcp_cmd";}`
+	`__tmcp_cmd=$(printf %b "$__tmcp_cmd");};__tmcp_x(){ (eval "$__tmcp_cmd");}`
 
 // posixHistory keeps history as it is, for shells that need no care.
 const posixHistory = `;__tmcp_h(){ :;}`
@@ -80,9 +82,9 @@ const posixHistory = `;__tmcp_h(){ :;}`
 // as written (history -s drops the entry it follows), or drops it when
 // asked to (a third argument, "-"); the helper line itself is dropped too.
 const bashHistory = `;__tmcp_h(){ local l;l=$(HISTTIMEFORMAT= history 1);case $l in *"(__tmcp $1"*);;*) return;;esac;` +
-	`if [ -n "$__tmcp_cmd" ];then case $(HISTTIMEFORMAT= history 2) in *"||exit;"*");__tmcp "*"$1&&"*) history -d -2;;esac;fi;` +
+	`if [ -n "$__tmcp_cmd" ];then case $(HISTTIMEFORMAT= history 2) in *"(__tmcp "*"&&("*"));__tmcp "*"__tmcp_r $1&&"*) history -d -2;;esac;fi;` +
 	`if [ "$3" = - ];then history -d -1;elif [ -n "$__tmcp_cmd" ];then history -s -- "$__tmcp_cmd";` +
-	`else l=${l#*"(__tmcp $1||exit;"};history -s -- "${l%");__tmcp $1 \$?"*}";fi;__tmcp_cmd=;}` +
+	`else l=${l#*"(__tmcp $1&&("};history -s -- "${l%"));__tmcp $1 \$?"*}";fi;__tmcp_cmd=;}` +
 	`;case $(HISTTIMEFORMAT= history 1) in *'eval "$__tmcp_l"'*) history -d -1;;esac`
 
 // zshHistory keeps tmcp's lines out of zsh's history through its
@@ -91,7 +93,7 @@ const bashHistory = `;__tmcp_h(){ local l;l=$(HISTTIMEFORMAT= history 1);case $l
 // that a line the shell could not parse (it never ends) adds nothing.
 const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "$__tmcp_cmd";__tmcp_cmd=;}` +
 	`;__tmcp_z(){ case $1 in *"(__tmcp "*");__tmcp "*) ;;*) return 0;;esac;` +
-	`[[ $1 == *' $? -'* || $1 == *__tmcp_r\ * ]]&&return 1;local c=${1#*"||exit;"};__tmcp_cmd=${c%%\);__tmcp *};return 1;}` +
+	`[[ $1 == *' $? -'* || $1 == *__tmcp_r\ * ]]&&return 1;local c=${1#*"&&("};__tmcp_cmd=${c%%\)\);__tmcp *};return 1;}` +
 	`;zshaddhistory_functions+=(__tmcp_z)`
 
 // fishHelper: "__tmcp TOKEN" names the next command's job; fish's preexec
@@ -191,7 +193,7 @@ func typedFor(f shellFamily, token, command string, suppressHistory, handOver bo
 		end += " -"
 	}
 	if readable {
-		line := "(__tmcp " + token + "||exit;" + command + ")" + end
+		line := "(__tmcp " + token + "&&(" + command + "))" + end
 		if suppressHistory {
 			line = " " + line
 		}

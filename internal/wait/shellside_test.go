@@ -115,7 +115,7 @@ func TestOutputSaysTheHelperOrTheParseFailed(t *testing.T) {
 		{"dash: 1: __tmcp_r: not found\r\n", true, false},
 		{"zsh: command not found: __tmcp\r\n", true, false},
 		{"fish: Unknown command: __tmcp_r\r\n", true, false},
-		{"(__tmcp 1a2b3||exit;echo x);__tmcp 1a2b3 $?\r\n", false, false},
+		{"(__tmcp 1a2b3&&(echo x));__tmcp 1a2b3 $?\r\n", false, false},
 		{"bash: syntax error near unexpected token `then'\r\n", false, true},
 		{"zsh: parse error near `then'\r\n", false, true},
 	} {
