@@ -79,3 +79,50 @@ func TestWaitForTextNeverMissesALineWrittenJustAfterTheCallOnAPaneNeverWatched(t
 		}
 	}
 }
+
+// TestWaitForTextNeverMissesALineInTenThousandTrials: ten thousand waits
+// on a pane tmcp watches, each for a line written 0 to 2 ms after its
+// request was sent (in steps of 0.1 ms): every line is matched.
+func TestWaitForTextNeverMissesALineInTenThousandTrials(t *testing.T) {
+	if tmuxtest.RaceEnabled {
+		// scripts/test.sh runs this test again without the race detector.
+		t.Skip("timing-sensitive: runs in the build without the race detector")
+	}
+	trials := 10000
+	if testing.Short() {
+		trials = 500
+	}
+	f := newWaitFixture(t)
+	pane, s, sent := f.pane, f.s, f.sent
+	tty := f.tty(pane)
+	// The first wait makes tmcp watch the pane.
+	s.waitText(map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 0.2})
+	start := time.Now()
+	misses := 0
+	for i := range trials {
+		delay := time.Duration(i%21) * 100 * time.Microsecond
+		token := fmt.Sprintf("T%05d", i)
+		f.forget()
+		ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{token}, "timeoutSeconds": 2})
+		select {
+		case <-sent:
+		case <-time.After(callTimeout):
+			t.Fatalf("trial %d: the wait_for_text request was never written", i)
+		}
+		if delay > 0 {
+			time.Sleep(delay)
+		}
+		writeTTY(t, tty, token+"\r\n")
+		r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+		if r.Outcome != "matched" || !strings.Contains(r.Matched, token) {
+			misses++
+			if misses <= 5 {
+				t.Errorf("trial %d: a line written %v after the call: outcome %s, matched %q, alreadyOnScreen %v", i, delay, r.Outcome, r.Matched, r.AlreadyOnScreen)
+			}
+		}
+	}
+	t.Logf("%d trials, lines 0 to 2 ms after the call, in %v: %d missed", trials, time.Since(start).Round(time.Millisecond), misses)
+	if misses > 0 {
+		t.Errorf("%d of %d lines missed, want none", misses, trials)
+	}
+}
