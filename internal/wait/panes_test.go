@@ -1,0 +1,92 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestWaitForTextInPanes writes lines to two panes once both waits are
+// waiting, and checks who decided and how each pane went.
+func TestWaitForTextInPanes(t *testing.T) {
+	cases := []struct {
+		name    string
+		all     bool
+		timeout time.Duration
+		writes  []string // pane:line, in order, each after the last settled its pane
+		outcome string
+		paneID  string
+		each    []string // outcome of %0, %1
+	}{
+		{"any: the second pane matches first", false, 5 * time.Second, []string{"%1:ready one"},
+			OutcomeMatched, "%1", []string{OutcomeWaiting, OutcomeMatched}},
+		{"any: a stop pattern in one pane ends it", false, 5 * time.Second, []string{"%0:FATAL here"},
+			OutcomeStopped, "%0", []string{OutcomeStopped, OutcomeWaiting}},
+		{"all: each pane must match", true, 5 * time.Second, []string{"%1:ready one", "%0:ready zero"},
+			OutcomeMatched, "%0", []string{OutcomeMatched, OutcomeMatched}},
+		{"all: a timeout names the pane that did not match", true, 1500 * time.Millisecond, []string{"%1:ready one"},
+			OutcomeTimeout, "", []string{OutcomeTimeout, OutcomeMatched}},
+		{"all: a stop pattern ends it at once", true, 5 * time.Second, []string{"%1:ready one", "%0:FATAL here"},
+			OutcomeStopped, "%0", []string{OutcomeStopped, OutcomeMatched}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.srv.Must("split-window", "-d", "-t", "main", "sh")
+			f.waitForPrompt("%1")
+			f.waiting = make(chan string, 2)
+			settled := make(chan string, 2)
+			f.s.settled = func(id string) { settled <- id }
+			ttys := map[string]interface{ WriteString(string) (int, error) }{"%0": f.tty("%0"), "%1": f.tty("%1")}
+			done := make(chan PanesResult, 1)
+			go func() {
+				req := PanesRequest{TextRequest: withDefaults(TextRequest{Patterns: []string{"ready"}, Stop: []string{"FATAL"}}),
+					PaneIDs: []string{"%0", "%1"}, All: tc.all}
+				req.PaneID, req.Timeout.Duration = "", tc.timeout
+				r, err := f.s.WaitForTextInPanes(context.Background(), req)
+				if err != nil {
+					r.Outcome, r.Reason = "error", err.Error()
+				}
+				done <- r
+			}()
+			for range 2 {
+				select {
+				case <-f.waiting:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the waits never began")
+				}
+			}
+			for i, w := range tc.writes {
+				if _, err := ttys[w[:2]].WriteString(w[3:] + "\r\n"); err != nil {
+					t.Fatal(err)
+				}
+				if i == len(tc.writes)-1 {
+					break
+				}
+				select { // the line settled its pane before the next is written
+				case id := <-settled:
+					if id != w[:2] {
+						t.Fatalf("pane %s settled after a line written to %s", id, w[:2])
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatalf("the wait on %s never took %q", w[:2], w[3:])
+				}
+			}
+			r := <-done
+			var each []string
+			for _, p := range r.Panes {
+				each = append(each, p.Outcome)
+			}
+			if r.Outcome != tc.outcome || r.PaneID != tc.paneID || fmt.Sprint(each) != fmt.Sprint(tc.each) {
+				t.Errorf("outcome %s in pane %q, each %v (reason %q); want %s in %q, each %v",
+					r.Outcome, r.PaneID, each, r.Reason, tc.outcome, tc.paneID, tc.each)
+			}
+			for i, p := range r.Panes {
+				if p.PaneID != []string{"%0", "%1"}[i] || p.Cursor == "" {
+					t.Errorf("pane %d reported as %q with cursor %q", i, p.PaneID, p.Cursor)
+				}
+			}
+		})
+	}
+}
