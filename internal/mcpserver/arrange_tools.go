@@ -264,7 +264,7 @@ func (s *Server) swapPane(ctx context.Context, _ *mcp.CallToolRequest, in swapPa
 type moveWindowIn struct {
 	windowIn
 	SessionName string `json:"sessionName,omitempty"`
-	Index       *int   `json:"index,omitempty" jsonschema:"omitted: the first free one"`
+	Index       *int   `json:"index,omitempty" jsonschema:"omitted: first free"`
 }
 
 func (s *Server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in moveWindowIn) (*mcp.CallToolResult, movedWindowOut, error) {

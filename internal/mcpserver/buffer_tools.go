@@ -200,7 +200,7 @@ func orNew(name string) string {
 
 type pasteBufferIn struct {
 	PaneID    string `json:"paneId,omitempty"`
-	Name      string `json:"name,omitempty" jsonschema:"omitted: the most recent"`
+	Name      string `json:"name,omitempty" jsonschema:"omitted: the latest"`
 	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"default true"`
 }
 
@@ -224,7 +224,7 @@ func (s *Server) pasteBuffer(ctx context.Context, req *mcp.CallToolRequest, in p
 }
 
 type showBufferIn struct {
-	Name     string `json:"name,omitempty" jsonschema:"omitted: the most recent"`
+	Name     string `json:"name,omitempty" jsonschema:"omitted: the latest"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }
 

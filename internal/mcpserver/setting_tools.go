@@ -33,7 +33,7 @@ func (s *Server) settingTools() []toolDef {
 		define(&mcp.Tool{Name: "show_environment", Annotations: readOnly("Show environment"),
 			Description: "A session's (or the global) environment for new panes."}, s.showEnvironment),
 		define(&mcp.Tool{Name: "set_environment", Annotations: mutating("Set environment", true),
-			Description: "Set or unset a variable in a session's (or the global) environment for new panes."}, s.setEnvironment),
+			Description: "Set or unset a session's (or the global) environment variable for new panes."}, s.setEnvironment),
 		define(&mcp.Tool{Name: "show_hooks", Annotations: readOnly("Show hooks"),
 			Description: "Hooks set on a session (or global) and their commands."}, s.showHooks),
 		define(&mcp.Tool{Name: "pipe_pane", Annotations: mutating("Pipe pane", false),

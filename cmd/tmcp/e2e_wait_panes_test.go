@@ -1,0 +1,120 @@
+package main
+
+// End-to-end tests of wait_for_text across panes (paneIds, mode): the real
+// tmcp binary over stdio, two sh panes of one session, lines written to
+// their terminals once the wait is underway.
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// waitPanesOut is wait_for_text's reply, with what a wait across panes adds.
+type waitPanesOut struct {
+	waitTextOut
+	PaneID string `json:"paneId"`
+	Panes  []struct {
+		PaneID  string `json:"paneId"`
+		Outcome string `json:"outcome"`
+		Matched string `json:"matched"`
+		Pattern string `json:"pattern"`
+		Cursor  string `json:"cursor"`
+	} `json:"panes"`
+}
+
+// outcomes returns each pane's outcome, by pane.
+func (r waitPanesOut) outcomes() map[string]string {
+	m := map[string]string{}
+	for _, p := range r.Panes {
+		m[p.PaneID] = p.Outcome
+	}
+	return m
+}
+
+// TestWaitForTextAcrossPanes waits on two panes, writes lines to them (to
+// the second pane first) once the wait is underway, and checks who
+// decided, how each pane went, and what the reply's text holds.
+func TestWaitForTextAcrossPanes(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   map[string]any // paneIds is filled in: the two panes
+		window bool           // the second pane is named by its window id
+		writes []string       // "a:line" or "b:line", in order
+		// want: the outcome, the deciding pane ("a", "b" or ""), and each
+		// pane's outcome
+		outcome, decider string
+		each             map[string]string
+	}{
+		{name: "any: the second pane matches first", args: map[string]any{"patterns": []string{"ready"}, "timeoutSeconds": 1e6},
+			writes: []string{"b:ready two"}, outcome: "matched", decider: "b",
+			each: map[string]string{"a": "waiting", "b": "matched"}},
+		{name: "any: a window names its panes", args: map[string]any{"patterns": []string{"ready"}}, window: true,
+			writes: []string{"b:ready two"}, outcome: "matched", decider: "b",
+			each: map[string]string{"a": "waiting", "b": "matched"}},
+		{name: "all: both panes must match", args: map[string]any{"patterns": []string{"ready"}, "mode": "all"},
+			writes: []string{"b:ready two", "a:ready one"}, outcome: "matched",
+			each: map[string]string{"a": "matched", "b": "matched"}},
+		{name: "all: a timeout names the pane that did not match", args: map[string]any{"patterns": []string{"ready"}, "mode": "all", "timeoutSeconds": 1.5},
+			writes: []string{"b:ready two"}, outcome: "timeout", decider: "",
+			each: map[string]string{"a": "timeout", "b": "matched"}},
+		{name: "all: a stop pattern in one pane ends it", args: map[string]any{"patterns": []string{"ready"}, "stop": []string{"FATAL"}, "mode": "all"},
+			writes: []string{"a:FATAL: no disk"}, outcome: "stopped", decider: "a",
+			each: map[string]string{"a": "stopped", "b": "waiting"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newWaitFixture(t)
+			panes := map[string]string{"a": f.pane, "b": newShellWindow(t, f.srv)}
+			second := panes["b"]
+			if tc.window {
+				second = paneFormat(f.srv, panes["b"], "#{window_id}")
+			}
+			args := map[string]any{"paneIds": []string{panes["a"], second}}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			f.forget()
+			ch := f.s.async("wait_for_text", args)
+			f.underway(t, panes["a"])
+			for _, w := range tc.writes {
+				writeTTY(t, f.tty(panes[w[:1]]), w[2:]+"\r\n")
+			}
+			r, text := decodeText[waitPanesOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+			each := map[string]string{}
+			for name, id := range panes {
+				each[name] = r.outcomes()[id]
+			}
+			if r.Outcome != tc.outcome || fmt.Sprint(each) != fmt.Sprint(tc.each) || len(r.Panes) != 2 {
+				t.Fatalf("outcome %s, panes %v (reason %q); want %s, each %v\n%s", r.Outcome, r.Panes, r.Reason, tc.outcome, tc.each, text)
+			}
+			if tc.decider != "" && r.PaneID != panes[tc.decider] || tc.decider == "" && tc.outcome != "matched" && r.PaneID != "" {
+				t.Errorf("the reply names pane %q as deciding, want %q", r.PaneID, panes[tc.decider])
+			}
+			if long, _ := tc.args["timeoutSeconds"].(float64); long > 1000 && (!r.TimeoutClamped || r.EffectiveTimeoutSeconds >= long) {
+				t.Errorf("timeoutSeconds %g: effective %g, clamped %v; want it clamped to the ceiling", long, r.EffectiveTimeoutSeconds, r.TimeoutClamped)
+			}
+			for _, p := range r.Panes {
+				if p.Cursor == "" {
+					t.Errorf("pane %s has no cursor", p.PaneID)
+				}
+				var wrote string
+				for _, w := range tc.writes {
+					if panes[w[:1]] == p.PaneID {
+						wrote = w[2:]
+					}
+				}
+				if (p.Outcome == "matched" || p.Outcome == "stopped") != (p.Matched == wrote && wrote != "") {
+					t.Errorf("pane %s: outcome %s with matched %q; it was written %q", p.PaneID, p.Outcome, p.Matched, wrote)
+				}
+				// Each pane that got somewhere has its part in the text.
+				if p.Outcome != "waiting" && !strings.Contains(text, "--- "+p.PaneID+": "+p.Outcome+" ---") {
+					t.Errorf("the text has no part for pane %s (%s):\n%s", p.PaneID, p.Outcome, text)
+				}
+			}
+			if tc.outcome == "matched" && r.Cursor == "" {
+				t.Errorf("a match left no cursor at the top of the reply")
+			}
+		})
+	}
+}
