@@ -3,6 +3,7 @@ package wait
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,5 +89,60 @@ func TestWaitForTextInPanes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWaitsAcrossPanesShareOneStreamPerPane runs two waits across the
+// same two panes and a lone wait on one of them: each pane has one
+// stream, held by every wait on it, and tmcp one output client for their
+// session; a line in the second pane answers both waits across panes.
+func TestWaitsAcrossPanesShareOneStreamPerPane(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Must("split-window", "-d", "-t", "main", "sh")
+	f.waitForPrompt("%1")
+	f.waiting = make(chan string, 5)
+	across := make(chan PanesResult, 2)
+	for range 2 {
+		go func() {
+			req := PanesRequest{TextRequest: withDefaults(TextRequest{Patterns: []string{"ready"}}), PaneIDs: []string{"%0", "%1"}}
+			req.PaneID = ""
+			r, err := f.s.WaitForTextInPanes(context.Background(), req)
+			if err != nil {
+				r.Outcome, r.Reason = "error", err.Error()
+			}
+			across <- r
+		}()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	lone := make(chan TextResult, 1)
+	go func() {
+		r, _ := f.s.WaitForText(ctx, withDefaults(TextRequest{PaneID: "%0", Patterns: []string{"ready"}}))
+		lone <- r
+	}()
+	for range 5 {
+		select {
+		case <-f.waiting:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the waits never all began")
+		}
+	}
+	if h0, h1 := f.hub.Holders("%0"), f.hub.Holders("%1"); h0 != 3 || h1 != 2 {
+		t.Errorf("stream holders: %%0 %d, %%1 %d; want 3 and 2 (one stream each, held by every wait on it)", h0, h1)
+	}
+	clients := f.srv.Must("list-clients", "-F", "#{client_flags}")
+	if n := strings.Count(clients, "pause-after"); n != 1 {
+		t.Errorf("tmcp has %d clients carrying pane output, want 1 for the one session:\n%s", n, clients)
+	}
+	if _, err := f.tty("%1").WriteString("ready at last\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r := <-across; r.Outcome != OutcomeMatched || r.PaneID != "%1" {
+			t.Errorf("a wait across panes: outcome %s in pane %q (reason %q), want matched in %%1", r.Outcome, r.PaneID, r.Reason)
+		}
+	}
+	cancel()
+	if r := <-lone; r.Outcome != OutcomeCancelled {
+		t.Errorf("the lone wait on %%0: outcome %s, want cancelled", r.Outcome)
 	}
 }
