@@ -112,6 +112,9 @@ func TestWaitForTextAcrossPanes(t *testing.T) {
 					t.Errorf("the text has no part for pane %s (%s):\n%s", p.PaneID, p.Outcome, text)
 				}
 			}
+			if tc.outcome == "timeout" && !strings.Contains(r.Reason, "no match yet in "+panes["a"]) {
+				t.Errorf("a timeout waiting for all gave reason %q; want it to name pane %s", r.Reason, panes["a"])
+			}
 			if tc.outcome == "matched" && r.Cursor == "" {
 				t.Errorf("a match left no cursor at the top of the reply")
 			}

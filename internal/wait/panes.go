@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tmcp/tmcp/internal/pane"
@@ -155,11 +156,34 @@ func (s *Service) WaitForTextInPanes(ctx context.Context, req PanesRequest) (Pan
 		if cancelled(ctx) {
 			res.Outcome = OutcomeCancelled
 		}
+		if req.All {
+			res.Reason = join(unmatched(res.Panes), res.Reason)
+		}
 		return res, nil
 	}
 	d := res.Panes[deciding]
 	res.Outcome, res.PaneID, res.Matched, res.Pattern, res.Reason = d.Outcome, d.PaneID, d.Matched, d.Pattern, d.Reason
 	return res, nil
+}
+
+// unmatched says which panes a wait for all of them did not get what it
+// was for from.
+func unmatched(panes []PaneOutcome) string {
+	var ids []string
+	for _, p := range panes {
+		if !succeeded(p.Outcome) {
+			ids = append(ids, p.PaneID)
+		}
+	}
+	return "no match yet in " + strings.Join(ids, ", ")
+}
+
+// join joins two reasons, either of which may be empty.
+func join(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 // allSucceeded reports whether every pane got what the wait was for.

@@ -83,6 +83,9 @@ func TestWaitForTextInPanes(t *testing.T) {
 				t.Errorf("outcome %s in pane %q, each %v (reason %q); want %s in %q, each %v",
 					r.Outcome, r.PaneID, each, r.Reason, tc.outcome, tc.paneID, tc.each)
 			}
+			if r.Outcome == OutcomeTimeout && tc.all && r.Reason != "no match yet in %0" {
+				t.Errorf("reason %q, want it to name %%0", r.Reason)
+			}
 			for i, p := range r.Panes {
 				if p.PaneID != []string{"%0", "%1"}[i] || p.Cursor == "" {
 					t.Errorf("pane %d reported as %q with cursor %q", i, p.PaneID, p.Cursor)
