@@ -118,7 +118,15 @@ func (s *Service) WaitForTextInPanes(ctx context.Context, req PanesRequest) (Pan
 				firstErr = fmt.Errorf("pane %s: %w", req.PaneIDs[rp.i], rp.err)
 				decided()
 			}
-			res.Panes[rp.i] = PaneOutcome{PaneID: req.PaneIDs[rp.i], Outcome: OutcomeWaiting}
+			// Ended as the call or another pane's decision ended it.
+			outcome := OutcomeWaiting
+			if ctx.Err() != nil {
+				outcome = OutcomeTimeout
+				if cancelled(ctx) {
+					outcome = OutcomeCancelled
+				}
+			}
+			res.Panes[rp.i] = PaneOutcome{PaneID: req.PaneIDs[rp.i], Outcome: outcome}
 			continue
 		}
 		r := rp.r
