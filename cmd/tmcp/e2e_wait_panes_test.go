@@ -121,3 +121,37 @@ func TestWaitForTextAcrossPanes(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitForTextAcrossPanesRefusesWhatItCannotDo: each refusal names
+// what was wrong.
+func TestWaitForTextAcrossPanesRefusesWhatItCannotDo(t *testing.T) {
+	f := newWaitFixture(t)
+	other := newShellWindow(t, f.srv)
+	cursor := f.s.call("capture_since", map[string]any{"paneId": f.pane})
+	var since sinceOut
+	decodeStructured(t, "capture_since", cursor, &since)
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = fmt.Sprintf("%%%d", i+100)
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"an unknown mode", map[string]any{"paneIds": []string{f.pane, other}, "mode": "both"}, `mode "both"`},
+		{"an unknown mode on one pane", map[string]any{"paneId": f.pane, "mode": "every"}, `mode "every"`},
+		{"a cursor beside paneIds", map[string]any{"paneIds": []string{f.pane, other}, "cursor": since.Cursor}, "a cursor resumes one pane"},
+		{"a window that is not there", map[string]any{"paneIds": []string{f.pane, "@99"}}, "@99"},
+		{"a session that is not there", map[string]any{"paneIds": []string{"no-such-session"}}, "no-such-session"},
+		{"a pane id that is not one", map[string]any{"paneIds": []string{"%x"}}, `"%x" is not a pane id`},
+		{"more panes than one wait takes", map[string]any{"paneIds": many}, "at most 100"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg := f.s.fail("wait_for_text", c.args)
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("wait_for_text %v failed with %q, want it to say %q", c.args, msg, c.want)
+			}
+		})
+	}
+}

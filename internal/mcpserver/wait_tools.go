@@ -194,6 +194,9 @@ type paneWaitOut struct {
 }
 
 func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
+	if in.Mode != "" && in.Mode != "any" && in.Mode != "all" {
+		return nil, waitForTextOut{}, fmt.Errorf("mode %q: want any or all", in.Mode)
+	}
 	if len(in.PaneIDs) > 0 {
 		return s.waitForTextInPanes(ctx, req, in)
 	}
@@ -226,9 +229,6 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 // waitForTextInPanes is wait_for_text over paneIds (and paneId): the
 // panes they name, each watched as a lone wait watches it.
 func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
-	if in.Mode != "" && in.Mode != "any" && in.Mode != "all" {
-		return nil, waitForTextOut{}, fmt.Errorf("mode %q: want any or all", in.Mode)
-	}
 	targets := in.PaneIDs
 	if in.PaneID != "" {
 		targets = append([]string{in.PaneID}, targets...)
@@ -244,7 +244,7 @@ func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolReques
 			MatchCase: in.MatchCase == nil || *in.MatchCase, Idle: seconds(in.IdleSeconds), Timeout: t, Cursor: in.Cursor,
 			MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)}})
 	if err != nil {
-		return nil, waitForTextOut{}, explain("waiting on panes "+strings.Join(ids, " "), err)
+		return nil, waitForTextOut{}, explain("waiting on "+panesLabel(ids), err)
 	}
 	out := waitForTextOut{Outcome: r.Outcome, PaneID: r.PaneID, Matched: r.Matched, Pattern: r.Pattern, Reason: r.Reason,
 		waitTiming: timing(r.Elapsed, t)}
@@ -274,6 +274,15 @@ func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolReques
 	return textResult(out, strings.Join(text, "\n")), out, nil
 }
 
+// panesLabel names panes for a message: the first few, and how many more.
+func panesLabel(ids []string) string {
+	const shown = 5
+	if len(ids) <= shown {
+		return "panes " + strings.Join(ids, " ")
+	}
+	return fmt.Sprintf("panes %s and %d more", strings.Join(ids[:shown], " "), len(ids)-shown)
+}
+
 // panesOf returns the panes that targets name, in order and once each: a
 // pane id is itself, a window id (@2) its panes, anything else a session
 // (an id such as $1, or a name) and its panes.
@@ -286,7 +295,7 @@ func (s *Server) panesOf(ctx context.Context, targets []string) ([]string, error
 		switch {
 		case strings.HasPrefix(target, "%"):
 			if err := checkPaneID(target); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("paneIds: %w", err)
 			}
 			panes = []tmux.Pane{{ID: target}}
 		case strings.HasPrefix(target, "@"):
