@@ -6,8 +6,13 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 // waitPanesOut is wait_for_text's reply, with what a wait across panes adds.
@@ -153,5 +158,62 @@ func TestWaitForTextAcrossPanesRefusesWhatItCannotDo(t *testing.T) {
 				t.Errorf("wait_for_text %v failed with %q, want it to say %q", c.args, msg, c.want)
 			}
 		})
+	}
+}
+
+// TestTmuxSendsTmcpNothingOfAFloodInAPaneNobodyWatches floods a pane
+// nobody watches while tmcp waits on another pane of its session, so that
+// tmcp's client carries that session's output. tmux writes to its control
+// clients itself (their output pipes are handed to the server), so the
+// kernel's count of what the tmux server wrote is an upper bound on what
+// tmcp received: over a second of flood, once the pane was muted, it must
+// stay within what answering this test's own tmux commands takes. (The
+// count of %output lines, zero, is made where tmcp reads them, in
+// internal/tmux's TestAnUnwatchedFloodingPaneSendsNothingOnceMuted.)
+func TestTmuxSendsTmcpNothingOfAFloodInAPaneNobodyWatches(t *testing.T) {
+	// quiet bounds the bytes the server writes in that second: replies to
+	// the test's own commands, a few hundred bytes; the flood is megabytes.
+	const quiet = 4096
+	f := newWaitFixture(t)
+	flooding := newShellWindow(t, f.srv)
+	f.forget()
+	ch := f.s.async("wait_for_text", map[string]any{"paneId": f.pane, "patterns": []string{"never printed"}, "timeoutSeconds": 4})
+	f.underway(t, f.pane)
+	written := func() int {
+		t.Helper()
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", f.srv.PID()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "wchar: "); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatalf("no wchar in /proc/%d/io:\n%s", f.srv.PID(), b)
+		return 0
+	}
+	f.srv.Must("send-keys", "-t", flooding, "yes flood-line-of-some-length", "Enter")
+	if !tmuxtest.WaitFor(settle, func() bool { // the history fills: it floods
+		n, _ := strconv.Atoi(paneFormat(f.srv, flooding, "#{history_size}"))
+		return n >= 1000
+	}) {
+		t.Fatalf("pane %s never flooded its history", flooding)
+	}
+	f.srv.Must("clear-history", "-t", flooding)
+	before := written()
+	// The point of the sleep: an absence, over a second of flood.
+	time.Sleep(time.Second)
+	after := written()
+	if history := paneFormat(f.srv, flooding, "#{history_size}"); history == "0" {
+		t.Fatalf("the pane stopped writing: the test proves nothing")
+	}
+	if after-before > quiet {
+		t.Errorf("the tmux server wrote %d bytes during a second of flood in a pane nobody watches, want at most %d", after-before, quiet)
+	}
+	t.Logf("the tmux server wrote %d bytes during a second of flood", after-before)
+	if r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res); r.Outcome != "timeout" {
+		t.Errorf("the wait on %s: outcome %s, want timeout", f.pane, r.Outcome)
 	}
 }
