@@ -186,7 +186,7 @@ func (s *Server) Instructions(ctx context.Context) string {
 	var b strings.Builder
 	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted: the only one (refused if several). ")
 	b.WriteString("Start with list_panes. run_command gives a command's status and output; wait_for_text waits for output; capture_since reads only what is new. ")
-	fmt.Fprintf(&b, "maxLines/maxBytes keep the last lines. Waits end by %gs; to wait longer, call again (with the returned cursor or jobId). ", s.cfg.Ceiling.Seconds())
+	fmt.Fprintf(&b, "maxLines/maxBytes keep the last lines. Waits end by %gs; to wait longer, call again with the returned cursor or jobId. ", s.cfg.Ceiling.Seconds())
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
 	switch c := s.ownPane(ctx); {
 	case c.PaneID == "":

@@ -26,17 +26,17 @@ const (
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
-			Description: "Run a shell command as written (in a subshell) in a pane: its exit status and exact output. Past timeoutSeconds: a jobId for get_job."}, s.runCommand),
+			Description: "Run a shell command as written (in a subshell) in a pane: exit status and exact output; past timeoutSeconds, a jobId for get_job."}, s.runCommand),
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
-			Description: "A run_command job's status and output; timeoutSeconds waits for it."}, s.getJob),
+			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
-			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
+			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
 		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly("Wait for command"),
-			Description: "Wait for the command running in a pane (at a prompt: the next) to end: its exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
+			Description: "Wait for the command running in a pane (at a prompt: the next) to end: exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
-			Description: "Wait until a tmux wait-for channel is signalled (signal_channel, or wait-for -S in a pane)."}, s.waitForChannel),
+			Description: "Wait until a wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
-			Description: "Signal a tmux wait-for channel."}, s.signalChannel),
+			Description: "Signal a wait-for channel."}, s.signalChannel),
 		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly("Capture since"),
 			Description: "Only what a pane wrote since a cursor, and the next cursor; no cursor: the screen."}, s.captureSince),
 	}
