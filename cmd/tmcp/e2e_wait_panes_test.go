@@ -45,7 +45,10 @@ func TestWaitForTextAcrossPanes(t *testing.T) {
 		name   string
 		args   map[string]any // paneIds is filled in: the two panes
 		window bool           // the second pane is named by its window id
-		writes []string       // "a:line" or "b:line", in order
+		// session names the second pane by its session's name: the first
+		// pane's too, which is waited on once
+		session bool
+		writes  []string // "a:line" or "b:line", in order
 		// want: the outcome, the deciding pane ("a", "b" or ""), and each
 		// pane's outcome
 		outcome, decider string
@@ -57,6 +60,9 @@ func TestWaitForTextAcrossPanes(t *testing.T) {
 		{name: "any: a window names its panes", args: map[string]any{"patterns": []string{"ready"}}, window: true,
 			writes: []string{"b:ready two"}, outcome: "matched", decider: "b",
 			each: map[string]string{"a": "waiting", "b": "matched"}},
+		{name: "all: a session names its panes, each once", args: map[string]any{"patterns": []string{"ready"}, "mode": "all"}, session: true,
+			writes: []string{"a:ready one", "b:ready two"}, outcome: "matched",
+			each: map[string]string{"a": "matched", "b": "matched"}},
 		{name: "all: both panes must match", args: map[string]any{"patterns": []string{"ready"}, "mode": "all"},
 			writes: []string{"b:ready two", "a:ready one"}, outcome: "matched",
 			each: map[string]string{"a": "matched", "b": "matched"}},
@@ -72,8 +78,11 @@ func TestWaitForTextAcrossPanes(t *testing.T) {
 			f := newWaitFixture(t)
 			panes := map[string]string{"a": f.pane, "b": newShellWindow(t, f.srv)}
 			second := panes["b"]
-			if tc.window {
+			switch {
+			case tc.window:
 				second = paneFormat(f.srv, panes["b"], "#{window_id}")
+			case tc.session:
+				second = paneFormat(f.srv, panes["b"], "#{session_name}")
 			}
 			args := map[string]any{"paneIds": []string{panes["a"], second}}
 			for k, v := range tc.args {
