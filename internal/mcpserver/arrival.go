@@ -153,14 +153,23 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 		} else if checkPaneID(args.PaneID) != nil {
 			return
 		}
+		// All at once, so that the last pane's screen is not read later
+		// than the first's by the time the others take.
+		var mu sync.Mutex
+		var wg sync.WaitGroup
 		for _, id := range ids {
 			if _, streamed := st.marks[id]; streamed {
 				continue
 			}
-			if rows := s.waits.ArrivalScreen(ctx, id); rows != nil {
-				screens[id] = rows
-			}
+			wg.Go(func() {
+				if rows := s.waits.ArrivalScreen(ctx, id); rows != nil {
+					mu.Lock()
+					screens[id] = rows
+					mu.Unlock()
+				}
+			})
 		}
+		wg.Wait()
 	}()
 }
 
