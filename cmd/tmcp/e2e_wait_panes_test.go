@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -225,4 +227,57 @@ func TestTmuxSendsTmcpNothingOfAFloodInAPaneNobodyWatches(t *testing.T) {
 	if r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res); r.Outcome != "timeout" {
 		t.Errorf("the wait on %s: outcome %s, want timeout", f.pane, r.Outcome)
 	}
+}
+
+// Pairs of panes tmcp has never watched, in a session whose output it
+// carries (it waited on another pane there), each pair waited on once
+// across both panes: a line written to the second pane 0 to 2 ms after
+// the request was sent is output, as it is for a wait on that pane alone
+// (see e2e_blind_test.go).
+func TestWaitForTextAcrossPanesNeverMissesALineWrittenJustAfterTheCall(t *testing.T) {
+	if tmuxtest.RaceEnabled {
+		// scripts/test.sh runs this test again without the race detector.
+		t.Skip("timing-sensitive: runs in the build without the race detector")
+	}
+	const pairs = 21
+	srv := tmuxtest.New(t)
+	var panes []string
+	for range 2 * pairs {
+		panes = append(panes, newWindow(srv, "sh"))
+	}
+	for _, p := range panes {
+		waitPrompt(t, srv, p)
+	}
+	sent := make(chan time.Time, 1)
+	s := startTMCPWith(t, srv, nil, func(tr mcp.Transport) mcp.Transport { return sentTransport{tr, sent} })
+	// A wait on the session's first pane makes tmcp carry its output.
+	s.waitText(map[string]any{"paneId": mainPane(srv), "patterns": []string{"never printed"}, "timeoutSeconds": 0.5})
+	waitStreamClient(t, srv, panes[0])
+	misses := 0
+	for i := range pairs {
+		first, second := panes[2*i], panes[2*i+1]
+		delay := time.Duration(i%21) * 100 * time.Microsecond
+		token := fmt.Sprintf("FRESH-%02d", i)
+		tty := openTTY(t, srv, second)
+		select {
+		case <-sent:
+		default:
+		}
+		ch := s.async("wait_for_text", map[string]any{"paneIds": []string{first, second}, "patterns": []string{token}, "timeoutSeconds": 2})
+		select {
+		case <-sent:
+		case <-time.After(callTimeout):
+			t.Fatalf("the wait_for_text request was never written")
+		}
+		// The delay after the request was written is the point.
+		time.Sleep(delay)
+		writeTTY(t, tty, token+"\r\n")
+		r, text := decodeText[waitPanesOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+		if r.Outcome != "matched" || r.PaneID != second || !strings.Contains(r.Matched, token) {
+			misses++
+			t.Errorf("a line written %v after the call to pane %s, never watched, waited on with %s: outcome %s in %q matched %q; text %q",
+				delay, second, first, r.Outcome, r.PaneID, r.Matched, lastLines(text, 3))
+		}
+	}
+	t.Logf("%d pairs of panes never watched, lines 0 to 2 ms after the call: %d missed", pairs, misses)
 }
