@@ -77,6 +77,8 @@ const (
 	rowReactionHTTP         = "wait_for_text reaction over HTTP, write → reply (floor: tmcp over stdio)"
 	rowManyHTTP             = "50 HTTP sessions waiting on one pane, write → each reply (floor: one HTTP session)"
 	rowManyHTTPMemory       = "tmcp peak RSS after 50 HTTP sessions waited (floor: tmcp's before they opened)"
+	rowListMany             = "list_panes over 1,000 panes (floor: list-panes -a process)"
+	rowListManyFormat       = "list_panes over 1,000 panes (floor: list-panes -a -F tmcp's 26 fields, process)"
 )
 
 // floodLabels are the labels of the flood's rows: tmcp's memory, and how
@@ -252,6 +254,7 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},
 		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
 		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
+		{[]string{rowListMany, rowListManyFormat}, b.listMany},
 		{[]string{floodMemory, floodWritten}, b.flood},
 	}
 	var rows []row

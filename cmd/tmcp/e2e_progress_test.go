@@ -86,6 +86,11 @@ func TestEveryWaitOutlivesAClientTimeoutThatResetsOnProgress(t *testing.T) {
 				t.Errorf("wait_for_text: outcome %s, want timeout after %ds", r.Outcome, wait)
 			}
 		}},
+		{"wait_for_text", map[string]any{"paneIds": []string{pane, jobPane}, "mode": "all", "patterns": []string{"never printed"}, "timeoutSeconds": wait}, func(t *testing.T, res *mcp.CallToolResult) {
+			if r := replyFields[waitTextOut](t, "wait_for_text", res); r.Outcome != "timeout" {
+				t.Errorf("wait_for_text across panes: outcome %s, want timeout after %ds", r.Outcome, wait)
+			}
+		}},
 		{"wait_for_channel", map[string]any{"channel": "never-signalled", "timeoutSeconds": wait}, func(t *testing.T, res *mcp.CallToolResult) {
 			var r struct {
 				Outcome string `json:"outcome"`

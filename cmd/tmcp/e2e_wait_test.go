@@ -1678,6 +1678,13 @@ func TestCancelledWaitsReturnPromptlyAndLeaveNoChildProcess(t *testing.T) {
 			f.underway(t, pane)
 		})
 	})
+	t.Run("wait_for_text across panes", func(t *testing.T) {
+		other := newShellWindow(t, f.srv)
+		f.forget()
+		cancelled(t, "wait_for_text", map[string]any{"paneIds": []string{pane, other}, "mode": "all", "patterns": []string{"never printed"}, "timeoutSeconds": 30}, func() {
+			f.underway(t, pane)
+		})
+	})
 	// tmcp still serves waits on the pane.
 	if r, _ := f.waitWhileWriting(map[string]any{"paneId": pane, "patterns": []string{"AFTER-CANCEL"}, "timeoutSeconds": 10}, "\r\nAFTER-CANCEL\r\n"); r.Outcome != "matched" {
 		t.Errorf("a wait after the cancelled ones: %+v, want matched", r)

@@ -19,7 +19,7 @@ func (s *Server) arrangeTools() []toolDef {
 		define(&mcp.Tool{Name: "select_window", Annotations: mutating("Select window", true),
 			Description: "Make a window current in its session."}, s.selectWindow),
 		define(&mcp.Tool{Name: "select_pane", Annotations: mutating("Select pane", true),
-			Description: "Make a pane active in its window, and the window current."}, s.selectPane),
+			Description: "Make a pane active, and its window current."}, s.selectPane),
 		define(&mcp.Tool{Name: "select_layout", Annotations: mutating("Select layout", true),
 			Description: "Arrange a window's panes."}, s.selectLayout),
 		define(&mcp.Tool{Name: "resize_pane", Annotations: mutating("Resize pane", true),
@@ -27,11 +27,11 @@ func (s *Server) arrangeTools() []toolDef {
 		define(&mcp.Tool{Name: "resize_window", Annotations: mutating("Resize window", true),
 			Description: "Set a window's size in cells (fixed from then on)."}, s.resizeWindow),
 		define(&mcp.Tool{Name: "swap_pane", Annotations: mutating("Swap panes", false),
-			Description: "Swap two panes, in one window or across windows."}, s.swapPane),
+			Description: "Swap two panes, even across windows."}, s.swapPane),
 		define(&mcp.Tool{Name: "move_window", Annotations: mutating("Move window", false),
 			Description: "Move a window to another session and/or index."}, s.moveWindow),
 		define(&mcp.Tool{Name: "move_pane", Annotations: mutating("Move pane", false),
-			Description: "Move a pane into windowId, or with none into a new window."}, s.movePane),
+			Description: "Move a pane into windowId (none: a new window)."}, s.movePane),
 		define(&mcp.Tool{Name: "set_pane_title", Annotations: mutating("Set pane title", true),
 			Description: "Set a pane's title, taken literally."}, s.setPaneTitle),
 	}
@@ -264,7 +264,7 @@ func (s *Server) swapPane(ctx context.Context, _ *mcp.CallToolRequest, in swapPa
 type moveWindowIn struct {
 	windowIn
 	SessionName string `json:"sessionName,omitempty"`
-	Index       *int   `json:"index,omitempty" jsonschema:"omitted: the first free one"`
+	Index       *int   `json:"index,omitempty" jsonschema:"omitted: first free"`
 }
 
 func (s *Server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in moveWindowIn) (*mcp.CallToolResult, movedWindowOut, error) {

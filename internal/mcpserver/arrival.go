@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/wait"
 )
 
 // arrivalHeader carries, inside the process only, the number under which
@@ -102,38 +103,73 @@ func (s *Server) stampCall(params json.RawMessage) uint64 {
 }
 
 // stamp is what was seen of the panes as a tool call was read: where the
-// streams ended, and, for a wait_for_text on a pane with no stream, the
-// screen being read.
+// streams ended, and, for a wait_for_text on panes with no stream, their
+// screens being read.
 type stamp struct {
-	at     time.Time // when the call was read
-	marks  map[string]pane.Mark
-	pane   string
-	screen chan []string // the pane's screen, or nil if it could not be read
+	at      time.Time // when the call was read
+	marks   map[string]pane.Mark
+	screens chan map[string][]string // by pane; a pane whose screen could not be read is left out
 }
 
-// startArrivalScreen begins reading the screen of the pane a
-// wait_for_text names when tmcp does not stream it, the moment the call is
-// read: its rows then are what the wait counts as old. It is read apart,
-// so a tmux that does not answer holds no other request back.
+// startArrivalScreen begins reading the screens of the panes a
+// wait_for_text names (paneId, and the panes of paneIds' targets) when
+// tmcp does not stream them, the moment the call is read: their rows then
+// are what the wait counts as old. They are read apart, so a tmux that
+// does not answer holds no other request back.
 func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 	var p mcp.CallToolParamsRaw
 	var args struct {
-		PaneID string `json:"paneId"`
-		Cursor string `json:"cursor"`
+		PaneID  string   `json:"paneId"`
+		PaneIDs []string `json:"paneIds"`
+		Cursor  string   `json:"cursor"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.Name != "wait_for_text" || json.Unmarshal(p.Arguments, &args) != nil ||
-		args.Cursor != "" || checkPaneID(args.PaneID) != nil {
+		args.Cursor != "" {
 		return
 	}
-	if _, streamed := st.marks[args.PaneID]; streamed {
+	targets := args.PaneIDs
+	if args.PaneID != "" {
+		targets = append([]string{args.PaneID}, targets...)
+	}
+	if len(targets) == 0 || len(targets) > wait.MaxWaitPanes {
 		return
 	}
-	st.pane, st.screen = args.PaneID, make(chan []string, 1)
+	if _, streamed := st.marks[args.PaneID]; streamed && len(targets) == 1 {
+		return
+	}
+	st.screens = make(chan map[string][]string, 1)
 	budget := s.budget(&p)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		defer cancel()
-		st.screen <- s.waits.ArrivalScreen(ctx, st.pane)
+		screens := map[string][]string{}
+		defer func() { st.screens <- screens }()
+		ids := targets
+		if len(targets) > 1 || targets[0] != args.PaneID {
+			var err error
+			if ids, err = s.panesOf(ctx, targets); err != nil || len(ids) > wait.MaxWaitPanes {
+				return
+			}
+		} else if checkPaneID(args.PaneID) != nil {
+			return
+		}
+		// All at once, so that the last pane's screen is not read later
+		// than the first's by the time the others take.
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			if _, streamed := st.marks[id]; streamed {
+				continue
+			}
+			wg.Go(func() {
+				if rows := s.waits.ArrivalScreen(ctx, id); rows != nil {
+					mu.Lock()
+					screens[id] = rows
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
 	}()
 }
 

@@ -104,16 +104,13 @@ func digest(s string) string {
 func (s *Server) arrive(ctx context.Context, req mcp.Request) context.Context {
 	st := s.arrivalStamp(req)
 	a := wait.Arrival{At: st.at.Add(-arrivalSlack), Marks: st.marks}
-	if st.screen == nil {
+	if st.screens == nil {
 		// Not stamped as it was read (a call made in-process): read now.
 		st = s.stampNow(ctx, req, st)
 	}
-	if st.screen != nil {
+	if st.screens != nil {
 		select {
-		case rows := <-st.screen:
-			if rows != nil {
-				a.Screens = map[string][]string{st.pane: rows}
-			}
+		case a.Screens = <-st.screens:
 		case <-ctx.Done():
 		}
 	}

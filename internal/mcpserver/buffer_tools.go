@@ -40,9 +40,9 @@ const (
 func (s *Server) bufferTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "send_keys_batch", Annotations: mutating("Send key batch", false),
-			Description: "Send keys in order, no Enter added (Escape, :wq, Enter); for pagers and editors."}, s.sendKeysBatch),
+			Description: "Send keys in order, no Enter added (Escape, :wq, Enter): pagers, editors."}, s.sendKeysBatch),
 		define(&mcp.Tool{Name: "load_buffer", Annotations: mutating("Load buffer", false),
-			Description: "Put exact text into a tmux paste buffer."}, s.loadBuffer),
+			Description: "Put exact text into a paste buffer."}, s.loadBuffer),
 		define(&mcp.Tool{Name: "paste_buffer", Annotations: mutating("Paste buffer", false),
 			Description: "Paste a tmux buffer into a pane; the buffer is kept."}, s.pasteBuffer),
 		define(&mcp.Tool{Name: "show_buffer", Annotations: readOnly("Show buffer"),
@@ -50,7 +50,7 @@ func (s *Server) bufferTools() []toolDef {
 		define(&mcp.Tool{Name: "delete_buffer", Annotations: destructive("Delete buffer"),
 			Description: "Delete a paste buffer."}, s.deleteBuffer),
 		define(&mcp.Tool{Name: "list_servers", Annotations: readOnly("List servers"),
-			Description: "This user's tmux sockets: live or stale, sessions, and the one tmcp uses."}, s.listServers),
+			Description: "This user's tmux sockets: live or stale, sessions, the one tmcp uses."}, s.listServers),
 	}
 }
 
@@ -200,7 +200,7 @@ func orNew(name string) string {
 
 type pasteBufferIn struct {
 	PaneID    string `json:"paneId,omitempty"`
-	Name      string `json:"name,omitempty" jsonschema:"omitted: the most recent"`
+	Name      string `json:"name,omitempty" jsonschema:"omitted: the latest"`
 	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"default true"`
 }
 
@@ -224,7 +224,7 @@ func (s *Server) pasteBuffer(ctx context.Context, req *mcp.CallToolRequest, in p
 }
 
 type showBufferIn struct {
-	Name     string `json:"name,omitempty" jsonschema:"omitted: the most recent"`
+	Name     string `json:"name,omitempty" jsonschema:"omitted: the latest"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }
 

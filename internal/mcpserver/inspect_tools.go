@@ -18,9 +18,9 @@ const maxSearchLines = 20
 func (s *Server) inspectTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "search_panes", Annotations: readOnly("Search panes"),
-			Description: "Which panes show some text (literal or RE2), with the matching lines."}, s.searchPanes),
+			Description: "Panes showing some text (literal or RE2), with the matching lines."}, s.searchPanes),
 		define(&mcp.Tool{Name: "snapshot_pane", Annotations: readOnly("Snapshot pane"),
-			Description: "A pane's state and its screen in one call."}, s.snapshotPane),
+			Description: "A pane's state and screen in one call."}, s.snapshotPane),
 		define(&mcp.Tool{Name: "get_session_info", Annotations: readOnly("Session info"),
 			Description: "One session and its windows."}, s.getSessionInfo),
 		define(&mcp.Tool{Name: "get_window_info", Annotations: readOnly("Window info"),

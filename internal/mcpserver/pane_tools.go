@@ -19,11 +19,11 @@ func (s *Server) paneTools() []toolDef {
 		define(&mcp.Tool{Name: "clear_pane", Annotations: destructive("Clear pane"),
 			Description: "Clear a pane's screen without typing; history: true drops scrollback."}, s.clearPane),
 		define(&mcp.Tool{Name: "enter_copy_mode", Annotations: mutating("Enter copy mode", false),
-			Description: "Put a pane in copy mode, scrolled up scrollUp lines."}, s.enterCopyMode),
+			Description: "Put a pane in copy mode, scrollUp lines up."}, s.enterCopyMode),
 		define(&mcp.Tool{Name: "exit_copy_mode", Annotations: mutating("Exit copy mode", true),
 			Description: "Leave copy mode (or any mode) in a pane, if in one."}, s.exitCopyMode),
 		define(&mcp.Tool{Name: "find_pane_by_position", Annotations: readOnly("Find pane"),
-			Description: "The pane at a place in a window: top, left, top-right… or center."}, s.findPaneByPosition),
+			Description: "The pane at top, left, top-right… or center of a window."}, s.findPaneByPosition),
 	}
 }
 

@@ -24,7 +24,7 @@ func (s *Server) readTools() []toolDef {
 		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly("Pane info"),
 			Description: "A pane's command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
 		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly("Capture pane"),
-			Description: "Read a pane's screen; history: true or a negative startLine reads scrollback."}, s.capturePane),
+			Description: "A pane's screen; history: true or a negative startLine reads scrollback."}, s.capturePane),
 		define(&mcp.Tool{Name: "display_message", Annotations: readOnly("Expand a format"),
 			Description: "Expand a tmux format for a pane, window or session; #(), E: and T: refused."}, s.displayMessage),
 	}

@@ -2,12 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
 )
 
@@ -24,19 +26,19 @@ const (
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
-			Description: "Run a shell command as written (in a subshell) in a pane; returns its exit status and exact output. Past timeoutSeconds: a jobId for get_job."}, s.runCommand),
+			Description: "Run a shell command as written (in a subshell) in a pane: exit status and exact output; past timeoutSeconds, a jobId for get_job."}, s.runCommand),
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
 			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
-			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with the returned cursor."}, s.waitForText),
+			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
 		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly("Wait for command"),
-			Description: "Wait for the command running in a pane (at a prompt: the next) to end; returns exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
+			Description: "Wait for the command running in a pane (at a prompt: the next) to end: exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
-			Description: "Wait until a tmux wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
+			Description: "Wait until a wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
-			Description: "Signal a tmux wait-for channel."}, s.signalChannel),
+			Description: "Signal a wait-for channel."}, s.signalChannel),
 		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly("Capture since"),
-			Description: "Read only what a pane wrote since a cursor, and the next cursor. No cursor: the screen."}, s.captureSince),
+			Description: "Only what a pane wrote since a cursor, and the next cursor; no cursor: the screen."}, s.captureSince),
 	}
 }
 
@@ -71,7 +73,7 @@ type runCommandIn struct {
 	PaneID          string  `json:"paneId,omitempty"`
 	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 40"`
 	Detach          bool    `json:"detach,omitempty" jsonschema:"return a jobId at once"`
-	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"out of history (else bash/zsh/fish keep it as written)"`
+	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"out of history (else kept there as written)"`
 	MaxLines        int     `json:"maxLines,omitempty"`
 	MaxBytes        int     `json:"maxBytes,omitempty"`
 }
@@ -150,6 +152,8 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in getJob
 
 type waitForTextIn struct {
 	PaneID         string   `json:"paneId,omitempty"`
+	PaneIDs        []string `json:"paneIds,omitempty"`
+	Mode           string   `json:"mode,omitempty"`
 	Patterns       []string `json:"patterns,omitempty" jsonschema:"none: any output"`
 	Stop           []string `json:"stop,omitempty"`
 	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2"`
@@ -162,21 +166,40 @@ type waitForTextIn struct {
 }
 
 type waitForTextOut struct {
-	Outcome         string `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, output_lost or cancelled"`
-	Matched         string `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait (to 512 bytes)"`
-	Pattern         string `json:"pattern,omitempty"`
-	Cursor          string `json:"cursor" jsonschema:"pass to the next wait_for_text or capture_since"`
-	AlreadyOnScreen bool   `json:"alreadyOnScreen,omitempty" jsonschema:"a pattern matched text already on screen before the wait (not counted)"`
-	AlternateScreen bool   `json:"alternateScreen,omitempty" jsonschema:"a full-screen program owns the pane"`
-	CursorReset     bool   `json:"cursorReset,omitempty"`
-	Reason          string `json:"reason,omitempty"`
-	Lines           int    `json:"lines" jsonschema:"output tail lines, in the second content block"`
-	ScreenLines     int    `json:"screenLines,omitempty" jsonschema:"screen rows after the tail, when nothing matched"`
+	Outcome         string        `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, output_lost or cancelled"`
+	Matched         string        `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait (to 512 bytes)"`
+	Pattern         string        `json:"pattern,omitempty"`
+	Cursor          string        `json:"cursor" jsonschema:"pass to the next wait_for_text or capture_since"`
+	AlreadyOnScreen bool          `json:"alreadyOnScreen,omitempty" jsonschema:"a pattern matched text already on screen before the wait (not counted)"`
+	AlternateScreen bool          `json:"alternateScreen,omitempty" jsonschema:"a full-screen program owns the pane"`
+	CursorReset     bool          `json:"cursorReset,omitempty"`
+	Reason          string        `json:"reason,omitempty"`
+	Lines           int           `json:"lines" jsonschema:"output tail lines, in the second content block"`
+	ScreenLines     int           `json:"screenLines,omitempty" jsonschema:"screen rows after the tail, when nothing matched"`
+	PaneID          string        `json:"paneId,omitempty" jsonschema:"with paneIds: the pane that decided"`
+	Panes           []paneWaitOut `json:"panes,omitempty" jsonschema:"with paneIds: how the wait went in each pane"`
 	pane.Truncation
 	waitTiming
 }
 
+// paneWaitOut is one pane's part in a wait across panes.
+type paneWaitOut struct {
+	PaneID          string `json:"paneId"`
+	Outcome         string `json:"outcome" jsonschema:"as the wait's, or waiting: another pane decided first"`
+	Matched         string `json:"matched,omitempty"`
+	Pattern         string `json:"pattern,omitempty"`
+	Cursor          string `json:"cursor"`
+	AlreadyOnScreen bool   `json:"alreadyOnScreen,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+}
+
 func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
+	if in.Mode != "" && in.Mode != "any" && in.Mode != "all" {
+		return nil, waitForTextOut{}, fmt.Errorf("mode %q: want any or all", in.Mode)
+	}
+	if len(in.PaneIDs) > 0 {
+		return s.waitForTextInPanes(ctx, req, in)
+	}
 	id := in.PaneID
 	if c, err := pane.ParseCursor(in.Cursor); id == "" && err == nil {
 		id = c.PaneID // a cursor names its pane, as for capture_since
@@ -201,6 +224,105 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		text += "\n--- screen ---\n" + strings.Join(r.Screen, "\n")
 	}
 	return textResult(out, text), out, nil
+}
+
+// waitForTextInPanes is wait_for_text over paneIds (and paneId): the
+// panes they name, each watched as a lone wait watches it.
+func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
+	targets := in.PaneIDs
+	if in.PaneID != "" {
+		targets = append([]string{in.PaneID}, targets...)
+	}
+	ids, err := s.panesOf(ctx, targets)
+	if err != nil {
+		return nil, waitForTextOut{}, err
+	}
+	t := s.waits.Clamp(in.TimeoutSeconds, defaultWaitTimeout)
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultWaitTailLines), in.MaxBytes)
+	r, err := s.waits.WaitForTextInPanes(ctx, wait.PanesRequest{PaneIDs: ids, All: in.Mode == "all",
+		TextRequest: wait.TextRequest{Patterns: in.Patterns, Stop: in.Stop, Regex: in.Regex,
+			MatchCase: in.MatchCase == nil || *in.MatchCase, Idle: seconds(in.IdleSeconds), Timeout: t, Cursor: in.Cursor,
+			MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)}})
+	if err != nil {
+		return nil, waitForTextOut{}, explain("waiting on "+panesLabel(ids), err)
+	}
+	out := waitForTextOut{Outcome: r.Outcome, PaneID: r.PaneID, Matched: r.Matched, Pattern: r.Pattern, Reason: r.Reason,
+		waitTiming: timing(r.Elapsed, t)}
+	var text []string
+	for _, p := range r.Panes {
+		out.Panes = append(out.Panes, paneWaitOut{PaneID: p.PaneID, Outcome: p.Outcome, Matched: p.Matched, Pattern: p.Pattern,
+			Cursor: p.Cursor, AlreadyOnScreen: p.AlreadyOnScreen, Reason: p.Reason})
+		if p.PaneID == r.PaneID {
+			out.Cursor = p.Cursor
+		}
+		out.AlreadyOnScreen = out.AlreadyOnScreen || p.AlreadyOnScreen
+		if p.Outcome == wait.OutcomeWaiting || len(p.Lines)+len(p.Screen) == 0 {
+			continue
+		}
+		out.Lines += len(p.Lines)
+		out.ScreenLines += len(p.Screen)
+		out.Truncated = out.Truncated || p.Truncated
+		out.DroppedLines += p.DroppedLines
+		out.DroppedBytes += p.DroppedBytes
+		text = append(text, "--- "+p.PaneID+": "+p.Outcome+" ---")
+		text = append(text, p.Lines...)
+		if len(p.Screen) > 0 {
+			text = append(text, "--- screen of "+p.PaneID+" ---")
+			text = append(text, p.Screen...)
+		}
+	}
+	return textResult(out, strings.Join(text, "\n")), out, nil
+}
+
+// panesLabel names panes for a message: the first few, and how many more.
+func panesLabel(ids []string) string {
+	const shown = 5
+	if len(ids) <= shown {
+		return "panes " + strings.Join(ids, " ")
+	}
+	return fmt.Sprintf("panes %s and %d more", strings.Join(ids[:shown], " "), len(ids)-shown)
+}
+
+// panesOf returns the panes that targets name, in order and once each: a
+// pane id is itself, a window id (@2) its panes, anything else a session
+// (an id such as $1, or a name) and its panes.
+func (s *Server) panesOf(ctx context.Context, targets []string) ([]string, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, target := range targets {
+		var panes []tmux.Pane
+		var err error
+		switch {
+		case strings.HasPrefix(target, "%"):
+			if err := checkPaneID(target); err != nil {
+				return nil, fmt.Errorf("paneIds: %w", err)
+			}
+			panes = []tmux.Pane{{ID: target}}
+		case strings.HasPrefix(target, "@"):
+			if err := checkWindowID(target); err != nil {
+				return nil, err
+			}
+			panes, err = s.tmux.ListPanes(ctx, "", target)
+		default:
+			if err := checkSessionName(target); err != nil {
+				return nil, err
+			}
+			panes, err = s.tmux.ListPanes(ctx, target, "")
+		}
+		if err != nil {
+			return nil, explain("listing the panes of "+target, err)
+		}
+		if len(panes) == 0 {
+			return nil, fmt.Errorf("%s has no panes; call list_panes", target)
+		}
+		for _, p := range panes {
+			if !seen[p.ID] {
+				seen[p.ID] = true
+				ids = append(ids, p.ID)
+			}
+		}
+	}
+	return ids, nil
 }
 
 type waitForCommandIn struct {

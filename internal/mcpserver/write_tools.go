@@ -13,7 +13,7 @@ import (
 func (s *Server) writeTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "send_keys", Annotations: mutating("Send keys", false),
-			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name such as C-c is that key."}, s.sendKeys),
+			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name (C-c) is that key."}, s.sendKeys),
 		define(&mcp.Tool{Name: "paste_text", Annotations: mutating("Paste text", false),
 			Description: "Paste exact text into a pane; nothing is read as keys."}, s.pasteText),
 		define(&mcp.Tool{Name: "create_session", Annotations: mutating("Create session", false),

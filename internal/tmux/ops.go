@@ -80,6 +80,10 @@ var paneVars = []string{"pane_id", "pane_index", "window_id", "window_index", "w
 	"pane_height", "pane_dead", "pane_dead_status", "pane_dead_signal", "history_size", "history_limit", "pane_in_mode", "pane_mode",
 	"alternate_on", "cursor_x", "cursor_y", "pane_start_command"}
 
+// PaneListFormat is the -F format ListPanes asks tmux for: what a
+// benchmark needs to time tmux's own share of listing panes.
+func PaneListFormat() string { return listFormat(paneVars) }
+
 // Death says how a dead pane's process ended.
 func (p Pane) Death() string {
 	switch {

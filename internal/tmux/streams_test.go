@@ -225,3 +225,59 @@ func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
 		t.Fatalf("after unwatching and a %%pause tmcp sent %q, want only the mute %q", got, want)
 	}
 }
+
+// TestAnUnwatchedFloodingPaneSendsNothingOnceMuted floods a pane nobody
+// watches, in a session whose output tmcp carries because a sibling pane is
+// watched, and counts the %output lines of the flooding pane reaching the
+// output client. Its first line gets it muted; lines tmux wrote before the
+// mute reached it still arrive, ahead of the reply to any later command on
+// that client (tmux answers in order). After that reply: zero lines, while
+// the pane goes on writing.
+func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	// The flood runs before tmcp carries the session and until the test
+	// ends: the pane writes as fast as it can.
+	srv.Must("send-keys", "-t", "%1", "yes flood-line-of-some-length", "Enter")
+	c := newClient(t, srv)
+	var lines atomic.Int64
+	deliver := c.streams.route
+	c.streams.route = func(session string, cc *controlClient, ev OutputEvent) {
+		if ev.Pane == "%1" && !ev.Paused && !ev.Layout {
+			lines.Add(1)
+		}
+		deliver(session, cc, ev)
+	}
+	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if !tmuxtest.WaitFor(5*time.Second, func() bool { return lines.Load() > 0 }) {
+		t.Fatal("the flooding pane's first output never reached the output client")
+	}
+	c.streams.mu.Lock()
+	cc := c.streams.clients["$0"]
+	c.streams.mu.Unlock()
+	// The barrier: once this reply is read, every line tmux wrote before
+	// it handled the mute has been routed.
+	if _, err := cc.run(context.Background(), []string{"display-message", "-p", "barrier"}); err != nil {
+		t.Fatal(err)
+	}
+	inFlight := lines.Load()
+	history := func() string {
+		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}:#{cursor_y}"))
+	}
+	// The point of the sleep: an absence, over a second of flood. The
+	// history is cleared first so that it shows the pane still writing.
+	srv.Must("clear-history", "-t", "%1")
+	start := history()
+	time.Sleep(time.Second)
+	if end := history(); end == start {
+		t.Fatalf("the pane stopped writing (history and cursor %s, then %s): the test proves nothing", start, end)
+	}
+	if n := lines.Load() - inFlight; n != 0 {
+		t.Errorf("the muted pane sent %d %%output lines once its mute was in force, want 0 (%d came before)", n, inFlight)
+	}
+	t.Logf("%%output lines before the mute took effect: %d, the first among them", inFlight)
+}

@@ -40,6 +40,9 @@ type Service struct {
 	// wait once its start is taken and it waits for output: the moment
 	// a test may make the pane do what the wait is for.
 	waiting func(paneID string)
+	// settled, when tests set it, is called with each pane of a wait
+	// across panes whose own wait has ended, as the wait takes note of it.
+	settled func(paneID string)
 
 	closeOnce sync.Once
 }
