@@ -44,7 +44,12 @@ type OutputEvent struct {
 	Data   []byte // bytes the pane's program wrote, unescaped; valid only until the receiver returns
 	Paused bool   // tmux paused this pane's output: bytes were dropped
 	Ended  bool   // the stream ended: the pane's session or server is gone
-	Layout bool   // panes or windows came, went or changed (Pane is empty)
+	// Lost, with Ended, says the connection to tmux broke (its client
+	// process died, or the network under it) without tmux ending it;
+	// Reason then says how.
+	Lost   bool
+	Reason string
+	Layout bool // panes or windows came, went or changed (Pane is empty)
 }
 
 // controlClient is one `tmux -C attach` process. Commands are written one
@@ -73,6 +78,7 @@ type controlClient struct {
 	seq       uint64
 	session   string // "$1", from %session-changed
 	exitNote  string
+	exited    bool // tmux said %exit: the client did not just vanish
 	closeOnce sync.Once
 }
 
@@ -179,6 +185,18 @@ func (c *controlClient) failure() string {
 		return "control client exited: " + c.exitNote
 	}
 	return "control client exited"
+}
+
+// lost reports whether the client ended without tmux ending it (no
+// %exit), and how.
+func (c *controlClient) lost() (bool, string) {
+	c.mu.Lock()
+	exited := c.exited
+	c.mu.Unlock()
+	if exited {
+		return false, ""
+	}
+	return true, c.failure()
 }
 
 // alive reports whether the client can still take commands.

@@ -20,28 +20,47 @@ import (
 const processWaitDelay = 100 * time.Millisecond
 
 // Launcher starts every tmux process tmcp runs, control clients and one-off
-// commands alike. Prefix lets a later transport (for example
-// `ssh -T -- HOST`) stand in front of the binary without touching callers.
+// commands alike. Prefix lets a transport (such as `ssh -T … -- HOST`)
+// stand in front of the binary without touching callers.
 type Launcher struct {
-	Prefix     []string // argv placed before the binary; empty for local tmux
-	Binary     string   // the tmux executable
-	SocketName string   // -L NAME, if set
-	SocketPath string   // -S PATH, if set (wins over SocketName)
+	// Prefix is the argv placed before the binary; empty for local tmux.
+	// A transport joins the words after it into one line that a shell on
+	// the far side splits again, as ssh does, so with a Prefix each of
+	// those words is quoted for a POSIX shell.
+	Prefix     []string
+	Binary     string // the tmux executable
+	SocketName string // -L NAME, if set
+	SocketPath string // -S PATH, if set (wins over SocketName)
 
 	started atomic.Int64
 }
 
 // argv returns the full argument vector for a tmux invocation.
 func (l *Launcher) argv(args ...string) []string {
-	v := append([]string(nil), l.Prefix...)
-	v = append(v, l.Binary)
+	v := []string{l.Binary}
 	switch {
 	case l.SocketPath != "":
 		v = append(v, "-S", l.SocketPath)
 	case l.SocketName != "":
 		v = append(v, "-L", l.SocketName)
 	}
-	return append(v, args...)
+	v = append(v, args...)
+	if len(l.Prefix) == 0 {
+		return v
+	}
+	for i, w := range v {
+		v[i] = shellQuote(w)
+	}
+	return append(append([]string(nil), l.Prefix...), v...)
+}
+
+// shellQuote returns s as one word for a POSIX shell: inside single
+// quotes, where only the single quote itself needs care.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // command builds an unstarted tmux process. When ctx ends the process is

@@ -23,14 +23,17 @@ const MaxMatchedBytes = 512
 
 // Outcomes of a wait for text.
 const (
-	OutcomeMatched   = "matched"
-	OutcomeStopped   = "stopped"
-	OutcomeOutput    = "output"
-	OutcomeIdle      = "idle"
-	OutcomeTimeout   = "timeout"
-	OutcomePaneDied  = "pane_died"
-	OutcomeLost      = "output_lost"
-	OutcomeCancelled = "cancelled"
+	OutcomeMatched  = "matched"
+	OutcomeStopped  = "stopped"
+	OutcomeOutput   = "output"
+	OutcomeIdle     = "idle"
+	OutcomeTimeout  = "timeout"
+	OutcomePaneDied = "pane_died"
+	OutcomeLost     = "output_lost"
+	// OutcomeDisconnected: the connection to the pane's tmux broke (a
+	// remote host's ssh went away); the pane may live on out of reach.
+	OutcomeDisconnected = "connection_lost"
+	OutcomeCancelled    = "cancelled"
 )
 
 // Arrival is what was seen of the panes when a request arrived, before its
@@ -293,6 +296,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		}
 		if closed, reason := stream.Closed(); closed {
 			w.res.Outcome, w.res.Reason = OutcomePaneDied, reason
+			if stream.Disconnected() {
+				w.res.Outcome = OutcomeDisconnected
+			}
 			return s.finish(ctx, w, stream, start), nil
 		}
 		if lost := stream.LostBytes() - lostAtStart; lost > 0 {
