@@ -38,6 +38,12 @@ type Launcher struct {
 // argv returns the full argument vector for a tmux invocation.
 func (l *Launcher) argv(args ...string) []string {
 	v := []string{l.Binary}
+	if len(l.Prefix) > 0 {
+		// The far side's locale is unknown (ssh passes none): without -u a
+		// tmux in the C locale writes '_' for the control characters that
+		// separate list fields, and for every non-ASCII character.
+		v = append(v, "-u")
+	}
 	switch {
 	case l.SocketPath != "":
 		v = append(v, "-S", l.SocketPath)
