@@ -54,6 +54,10 @@ func withDeclaredCaller(ctx context.Context, req mcp.Request) context.Context {
 // declared, else, for a client that started tmcp over stdio, the pane tmcp
 // runs in. An HTTP client that declares none has no known pane.
 func (s *Server) callerPane(ctx context.Context) Caller {
+	if s.host != "" {
+		// The guard is local-only: no agent runs in a remote pane of ours.
+		return Caller{}
+	}
 	if id, ok := ctx.Value(declaredPaneKey{}).(string); ok {
 		return Caller{PaneID: id}
 	}

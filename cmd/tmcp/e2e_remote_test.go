@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/sshserver"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// remoteFixture is tmcp over stdio with two remote hosts reached through
+// one private sshd under two names, each a tmux server of its own, and a
+// host that refuses connections.
+type remoteFixture struct {
+	sshd      *sshserver.Server
+	local     *tmuxtest.Server
+	far, far2 *tmuxtest.Server // the tmux servers of hosts "far" and "far2"
+	s         *session
+}
+
+func newRemoteFixture(t *testing.T) *remoteFixture {
+	t.Helper()
+	tmuxtest.Skip(t)
+	sshd, err := sshserver.Start(context.Background())
+	if err != nil {
+		t.Fatalf("starting a private sshd: %v", err)
+	}
+	t.Cleanup(sshd.Close)
+	f := &remoteFixture{sshd: sshd, local: tmuxtest.New(t), far: tmuxtest.New(t), far2: tmuxtest.New(t)}
+	f.s = startTMCP(t, f.local, "", "-ssh-config", sshd.ConfigFile,
+		"-host", "far="+sshserver.Alias+",socket="+f.far.Socket,
+		"-host", "far2="+sshserver.Alias+",socket="+f.far2.Socket,
+		"-host", "down="+sshserver.DownAlias)
+	return f
+}
+
+func TestRemoteHostCarriesListSendCaptureAndWaits(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	pane := shellPane(t, f.far)
+
+	var panes panesOut
+	s.ok("list_panes", map[string]any{"host": "far"}, &panes)
+	if len(panes.Panes) != 1 || panes.Panes[0].PaneID != "far:"+pane {
+		t.Fatalf("list_panes on far = %+v, want the one pane far:%s", panes.Panes, pane)
+	}
+	id := panes.Panes[0].PaneID
+
+	w, _ := s.waitText(map[string]any{"paneId": id, "patterns": []string{"never printed"}, "timeoutSeconds": 3})
+	if !strings.HasPrefix(w.Cursor, "far:") {
+		t.Fatalf("cursor from far = %q (%+v), want it prefixed far:", w.Cursor, w)
+	}
+	var sent sentOut
+	s.ok("send_keys", map[string]any{"paneId": id, "keys": "echo remote-$((6*7))"}, &sent)
+	if sent.PaneID != id {
+		t.Errorf("send_keys reply names pane %q, want %q", sent.PaneID, id)
+	}
+	got, _ := s.waitText(map[string]any{"paneId": id, "cursor": w.Cursor, "patterns": []string{"remote-42"}, "timeoutSeconds": 10})
+	if got.Outcome != "matched" {
+		t.Fatalf("wait_for_text on far: %+v, want matched", got)
+	}
+	_, text := s.since(map[string]any{"paneId": id, "cursor": w.Cursor})
+	if !strings.Contains(text, "remote-42") {
+		t.Errorf("capture_since from far's cursor = %q, want the echo's output", text)
+	}
+	res := s.ok("capture_pane", map[string]any{"paneId": id}, nil)
+	if text := paneText(t, "capture_pane", res); !strings.Contains(text, "remote-42") {
+		t.Errorf("capture_pane on far = %q, want remote-42", text)
+	}
+	// The local server saw none of it.
+	if screen := strings.Join(bareCapture(f.local, mainPane(f.local)), "\n"); strings.Contains(screen, "remote-42") {
+		t.Errorf("the local pane shows the remote text:\n%s", screen)
+	}
+	var local panesOut
+	s.ok("list_panes", nil, &local)
+	if len(local.Panes) != 1 || strings.Contains(local.Panes[0].PaneID, ":") {
+		t.Errorf("list_panes with no host = %+v, want the local pane, unprefixed", local.Panes)
+	}
+}
+
+func TestRemoteRunCommandReportsStatusAndExactOutput(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	pane := shellPane(t, f.far)
+	id := "far:" + pane
+	tests := []struct {
+		command string
+		status  int
+		output  string
+	}{
+		{"echo hello", 0, "hello"},
+		{"false", 1, ""},
+		{"echo out; echo err >&2; (exit 42)", 42, "out\nerr"},
+		{`echo '$HOME ~ #{pane_id} ;' "it's"`, 0, `$HOME ~ #{pane_id} ; it's`},
+		{"echo 'é ✓'", 0, "é ✓"},
+		{"for i in 1 2\ndo\n  echo line $i\ndone", 0, "line 1\nline 2"},
+	}
+	for _, tt := range tests {
+		waitPrompt(t, f.far, pane)
+		r, text := s.runCmd(map[string]any{"paneId": id, "command": tt.command, "timeoutSeconds": 15})
+		if !r.Finished || status(r.ExitStatus) != strconv.Itoa(tt.status) || text != tt.output {
+			t.Errorf("run_command %q on far: finished %v status %s output %q (reason %q), want status %d output %q",
+				tt.command, r.Finished, status(r.ExitStatus), text, r.Reason, tt.status, tt.output)
+		}
+		if r.PaneID != id || !strings.HasPrefix(r.JobID, "far:") {
+			t.Errorf("run_command %q: paneId %q jobId %q, want %s and a jobId prefixed far:", tt.command, r.PaneID, r.JobID, id)
+		}
+	}
+
+	// C-c ends a remote job, and get_job finds it by its prefixed id.
+	waitPrompt(t, f.far, pane)
+	r, _ := s.runCmd(map[string]any{"paneId": id, "command": "sleep 30; echo never", "timeoutSeconds": 1})
+	if r.Finished || !strings.HasPrefix(r.JobID, "far:") {
+		t.Fatalf("run_command sleep 30 with a 1 s timeout: %+v, want a running job", r)
+	}
+	s.ok("send_keys", map[string]any{"paneId": id, "keys": "C-c", "enter": false}, nil)
+	start := time.Now()
+	j, text := s.getJob(map[string]any{"jobId": r.JobID, "timeoutSeconds": 10})
+	if !j.Finished || status(j.ExitStatus) == "0" || strings.Contains(text, "never") || time.Since(start) > 5*time.Second {
+		t.Errorf("get_job after C-c: finished %v status %s output %q after %v, want it ended promptly with a failure status",
+			j.Finished, status(j.ExitStatus), text, time.Since(start))
+	}
+}
+
+func TestAnUnreachableHostAnswersClearlyAndOthersKeepWorking(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	start := time.Now()
+	msg := s.fail("list_panes", map[string]any{"host": "down"})
+	if !strings.Contains(msg, "down") || !strings.Contains(msg, "Connection refused") {
+		t.Errorf("list_panes on an unreachable host: %q, want the host's name and ssh's reason", msg)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("the unreachable host took %v to answer, want within the command timeout", d)
+	}
+	s.ok("list_panes", nil, nil)
+	s.ok("list_panes", map[string]any{"host": "far"}, nil)
+	for _, bad := range []map[string]any{
+		{"host": "nowhere"},
+		{"host": "-oProxyCommand=touch /tmp/x"},
+		{"host": "far2", "paneId": "far:%0"},
+	} {
+		if msg := s.fail("capture_pane", bad); !strings.Contains(msg, "host") {
+			t.Errorf("capture_pane %v: %q, want a refusal naming the host", bad, msg)
+		}
+	}
+}
+
+func TestAWaitAcrossADroppedConnectionEndsAtOnceAndTheHostComesBack(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	id := "far:" + shellPane(t, f.far)
+	s.ok("list_panes", map[string]any{"host": "far"}, nil)
+
+	type result struct {
+		w       waitTextOut
+		elapsed time.Duration
+	}
+	done := make(chan result, 1)
+	go func() {
+		start := time.Now()
+		w, _ := s.waitText(map[string]any{"paneId": id, "patterns": []string{"never printed"}, "timeoutSeconds": 30})
+		done <- result{w, time.Since(start)}
+	}()
+	// The wait streams the pane through an output client of its own.
+	var killed []int
+	if !tmuxtest.WaitFor(10*time.Second, func() bool {
+		killed = sshserver.KillClients(f.far.Socket, "pause-after")
+		return len(killed) > 0
+	}) {
+		t.Fatalf("no ssh process carried the wait's output client")
+	}
+	select {
+	case r := <-done:
+		if r.w.Outcome != "connection_lost" || !strings.Contains(r.w.Reason, "connection") || r.elapsed > 15*time.Second {
+			t.Errorf("wait across a dropped connection: outcome %q reason %q after %v, want connection_lost at once",
+				r.w.Outcome, r.w.Reason, r.elapsed)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the wait did not end after its connection (ssh pid %v) was killed", killed)
+	}
+	// The host is reached again, and a new wait streams again.
+	s.ok("send_keys", map[string]any{"paneId": id, "keys": "echo back-again"}, nil)
+	if w, _ := s.waitText(map[string]any{"paneId": id, "patterns": []string{"back-again"}, "timeoutSeconds": 10}); w.Outcome != "matched" {
+		t.Errorf("wait after reconnecting: %+v, want matched", w)
+	}
+}
+
+func TestTwoHostsOnOneSshdKeepTheirPanesApart(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	p1, p2 := shellPane(t, f.far), shellPane(t, f.far2)
+	r1, out1 := s.runCmd(map[string]any{"paneId": "far:" + p1, "command": "echo on-far", "timeoutSeconds": 15})
+	r2, out2 := s.runCmd(map[string]any{"paneId": "far2:" + p2, "command": "echo on-far2", "timeoutSeconds": 15})
+	if out1 != "on-far" || out2 != "on-far2" || !strings.HasPrefix(r1.JobID, "far:") || !strings.HasPrefix(r2.JobID, "far2:") {
+		t.Fatalf("runs on two hosts: %q (%s), %q (%s)", out1, r1.JobID, out2, r2.JobID)
+	}
+	screen1, screen2 := bareCapture(f.far, p1), bareCapture(f.far2, p2)
+	if !hasLine(screen1, "on-far") || hasLine(screen1, "on-far2") || !hasLine(screen2, "on-far2") || hasLine(screen2, "on-far") {
+		t.Errorf("cross-talk:\nfar:\n%s\nfar2:\n%s", strings.Join(screen1, "\n"), strings.Join(screen2, "\n"))
+	}
+	// A job id of one host is not found on the other.
+	bare := strings.TrimPrefix(r1.JobID, "far:")
+	if msg := s.fail("get_job", map[string]any{"jobId": "far2:" + bare}); msg == "" {
+		t.Errorf("far's job found on far2")
+	}
+}
