@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/tmcp/tmcp/internal/sshserver"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
@@ -160,28 +162,37 @@ func TestAWaitAcrossADroppedConnectionEndsAtOnceAndTheHostComesBack(t *testing.T
 	s.ok("list_panes", map[string]any{"host": "far"}, nil)
 
 	type result struct {
-		w       waitTextOut
+		res     *mcp.CallToolResult
+		err     error
 		elapsed time.Duration
 	}
 	done := make(chan result, 1)
 	go func() {
 		start := time.Now()
-		w, _ := s.waitText(map[string]any{"paneId": id, "patterns": []string{"never printed"}, "timeoutSeconds": 30})
-		done <- result{w, time.Since(start)}
+		res, err := s.callErr("wait_for_text", map[string]any{"paneId": id, "patterns": []string{"never printed"}, "timeoutSeconds": 30})
+		done <- result{res, err, time.Since(start)}
 	}()
-	// The wait streams the pane through an output client of its own.
-	var killed []int
+	// The wait streams the pane through an output client of its own: once
+	// it has attached, its connection is cut as a network failure would.
 	if !tmuxtest.WaitFor(10*time.Second, func() bool {
-		killed = sshserver.KillClients(f.far.Socket, "pause-after")
-		return len(killed) > 0
+		flags, _ := f.far.Tmux("list-clients", "-F", "#{client_flags}")
+		return strings.Contains(flags, "pause-after")
 	}) {
+		t.Fatalf("the wait attached no output client to far")
+	}
+	killed := sshserver.KillClients(f.far.Socket, "pause-after")
+	if len(killed) == 0 {
 		t.Fatalf("no ssh process carried the wait's output client")
 	}
 	select {
 	case r := <-done:
-		if r.w.Outcome != "connection_lost" || !strings.Contains(r.w.Reason, "connection") || r.elapsed > 15*time.Second {
+		if r.err != nil {
+			t.Fatalf("wait_for_text across a dropped connection: protocol error %v", r.err)
+		}
+		w, _ := decodeText[waitTextOut](t, "wait_for_text", r.res)
+		if w.Outcome != "connection_lost" || !strings.Contains(w.Reason, "connection") || r.elapsed > 15*time.Second {
 			t.Errorf("wait across a dropped connection: outcome %q reason %q after %v, want connection_lost at once",
-				r.w.Outcome, r.w.Reason, r.elapsed)
+				w.Outcome, w.Reason, r.elapsed)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the wait did not end after its connection (ssh pid %v) was killed", killed)

@@ -79,6 +79,7 @@ type controlClient struct {
 	session   string // "$1", from %session-changed
 	exitNote  string
 	exited    bool // tmux said %exit: the client did not just vanish
+	remote    bool // runs through a transport (ssh) that can break on its own
 	closeOnce sync.Once
 }
 
@@ -136,6 +137,7 @@ func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target s
 		done:    make(chan struct{}),
 		reaped:  make(chan struct{}),
 		ready:   make(chan struct{}),
+		remote:  len(l.Prefix) > 0,
 	}
 	cmd.Stderr = &lockedWriter{w: c.stderr, mu: &c.mu}
 	l.started.Add(1)
@@ -262,6 +264,9 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	select {
 	case c.writes <- r:
 	case <-c.done:
+		if lost, _ := c.lost(); lost && c.remote {
+			return nil, errors.Join(errClosed, ErrConnectionLost)
+		}
 		return nil, errClosed
 	case <-ctx.Done():
 		return nil, notSent(args, ctx.Err())
@@ -376,10 +381,17 @@ func (c *controlClient) readLoop(stdout io.Reader) {
 	c.pending, c.drained = nil, true
 	c.mu.Unlock()
 	msg := c.failure()
+	lost, _ := c.lost()
+	lost = lost && c.remote
 	for _, r := range pending {
-		if r.started {
+		switch {
+		case r.started && lost:
+			r.err = &CommandError{Args: r.args, Message: ErrConnectionLost.Error() + " during the command: " + msg, Err: ErrConnectionLost}
+		case r.started:
 			r.err = &CommandError{Args: r.args, Message: "tmux ended the connection during the command: " + msg}
-		} else {
+		case lost:
+			r.err = errors.Join(errClosed, ErrConnectionLost)
+		default:
 			r.err = errClosed
 		}
 		close(r.done)

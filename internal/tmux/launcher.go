@@ -140,6 +140,11 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // got no answer in time: the server is wedged, stopped or overloaded.
 var ErrNoAnswer = errors.New("no answer from tmux in time")
 
+// ErrConnectionLost is wrapped by the error of a command whose connection
+// to a remote tmux broke under it (its transport died without tmux ending
+// the connection). The server may be fine; the next command reconnects.
+var ErrConnectionLost = errors.New("the connection to tmux was lost")
+
 // ErrNotSent is wrapped, beside ErrNoAnswer, by the error of a command
 // whose caller gave up before it was written to tmux: it never runs. A
 // command without it that got no answer may still run once tmux resumes.

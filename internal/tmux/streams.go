@@ -232,7 +232,7 @@ func (s *streamSet) ended(session string, cc *controlClient) {
 	// Only a transport can break under a live server; a local client
 	// that vanishes went with its server, as before.
 	lost, why := cc.lost()
-	lost = lost && len(s.c.launcher.Prefix) > 0
+	lost = lost && cc.remote
 	for _, w := range gone {
 		w.fn(OutputEvent{Pane: w.pane, Ended: true, Lost: lost, Reason: why})
 	}

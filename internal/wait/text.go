@@ -135,6 +135,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		if unanswered(wctx, err) {
 			return TextResult{Outcome: OutcomeTimeout, Reason: noAnswerReason, Elapsed: time.Since(start)}, nil
 		}
+		if errors.Is(err, tmux.ErrConnectionLost) {
+			return TextResult{Outcome: OutcomeDisconnected, Reason: err.Error() + "; call again to reconnect", Elapsed: time.Since(start)}, nil
+		}
 		return TextResult{}, err
 	}
 	m, err := NewMatcher(req.Patterns, req.Stop, req.Regex, req.MatchCase)
