@@ -108,14 +108,11 @@ func (s *Server) hostNames() []string {
 
 // addHostArg offers the host argument on every tool, when hosts are
 // configured; without them the tools stay as they were, byte for byte.
+// The argument is a bare string (25 bytes a tool): the instructions list
+// the names once, rather than an enum repeating them in every schema.
 func (s *Server) addHostArg(defs []toolDef) {
-	names := s.hostNames()
-	if len(names) == 0 {
+	if len(s.hostNames()) == 0 {
 		return
-	}
-	enum := make([]any, len(names))
-	for i, n := range names {
-		enum[i] = n
 	}
 	for _, d := range defs {
 		in, ok := d.tool.InputSchema.(*jsonschema.Schema)
@@ -125,7 +122,7 @@ func (s *Server) addHostArg(defs []toolDef) {
 		if in.Properties == nil {
 			in.Properties = map[string]*jsonschema.Schema{}
 		}
-		in.Properties[hostArg] = &jsonschema.Schema{Type: "string", Enum: enum}
+		in.Properties[hostArg] = &jsonschema.Schema{Type: "string"}
 	}
 }
 
