@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,5 +223,79 @@ func TestTwoHostsOnOneSshdKeepTheirPanesApart(t *testing.T) {
 	bare := strings.TrimPrefix(r1.JobID, "far:")
 	if msg := s.fail("get_job", map[string]any{"jobId": "far2:" + bare}); msg == "" {
 		t.Errorf("far's job found on far2")
+	}
+}
+
+func TestEveryToolFamilyWorksOnARemoteHost(t *testing.T) {
+	t.Parallel()
+	tmuxtest.Skip(t)
+	sshd, err := sshserver.Start(context.Background())
+	if err != nil {
+		t.Fatalf("starting a private sshd: %v", err)
+	}
+	t.Cleanup(sshd.Close)
+	local, far := tmuxtest.New(t), tmuxtest.New(t)
+	audit := t.TempDir() + "/audit"
+	s := startTMCPWithEnv(t, local, "destructive", []string{"TMCP_AUDIT=" + audit}, "-ssh-config", sshd.ConfigFile,
+		"-host", "far="+sshserver.Alias+",socket="+far.Socket)
+	pane := "far:" + shellPane(t, far)
+
+	var info serverInfo
+	s.ok("get_server_info", map[string]any{"host": "far"}, &info)
+	if info.SocketPath != far.Socket || info.Sessions != 1 || info.CallerPane != "" {
+		t.Errorf("get_server_info on far = %+v, want socket %s, 1 session, no caller pane", info, far.Socket)
+	}
+	var servers struct {
+		Servers []struct {
+			Path     string `json:"path"`
+			State    string `json:"state"`
+			Sessions int    `json:"sessions"`
+		} `json:"servers"`
+	}
+	s.ok("list_servers", map[string]any{"host": "far"}, &servers)
+	if len(servers.Servers) != 1 || servers.Servers[0].Path != far.Socket || servers.Servers[0].State != "live" {
+		t.Errorf("list_servers on far = %+v, want its one live server", servers.Servers)
+	}
+
+	var created createdOut
+	s.ok("create_window", map[string]any{"host": "far", "sessionName": "main", "name": "w2"}, &created)
+	if !strings.HasPrefix(created.WindowID, "far:@") || !strings.HasPrefix(created.PaneID, "far:%") {
+		t.Fatalf("create_window on far = %+v, want far: ids", created)
+	}
+	var split createdOut
+	s.ok("split_window", map[string]any{"paneId": created.PaneID}, &split)
+	s.ok("rename_window", map[string]any{"windowId": created.WindowID, "newName": "renamed"}, nil)
+	if got := tmuxOne(far, "list-windows", "-F", "#{window_name}:#{window_panes}"); !strings.Contains(got, "renamed:2") {
+		t.Errorf("far's windows after create, split and rename: %q", got)
+	}
+	s.ok("load_buffer", map[string]any{"host": "far", "name": "b1", "text": "it's $HOME"}, nil)
+	if got := tmuxOne(far, "show-buffer", "-b", "b1"); got != "it's $HOME" {
+		t.Errorf("far's buffer = %q", got)
+	}
+	if res := s.ok("show_buffer", map[string]any{"host": "far", "name": "b1"}, nil); !strings.Contains(allText(res), "it's $HOME") {
+		t.Errorf("show_buffer on far: %s", allText(res))
+	}
+	s.ok("paste_text", map[string]any{"paneId": pane, "text": "echo pasted-ok"}, nil)
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "Enter", "enter": false}, nil)
+	waitScreen(t, far, strings.TrimPrefix(pane, "far:"), "pasted-ok", func(l []string) bool { return hasLine(l, "pasted-ok") })
+	var pi paneInfo
+	s.ok("get_pane_info", map[string]any{"paneId": pane}, &pi)
+	if pi.PaneID != pane || pi.IsCaller != nil && *pi.IsCaller {
+		t.Errorf("get_pane_info = %+v, want %s, not the caller", pi.paneOut, pane)
+	}
+	res := s.ok("search_panes", map[string]any{"host": "far", "pattern": "pasted-ok"}, nil)
+	if !strings.Contains(allText(res), pane) {
+		t.Errorf("search_panes on far: %s, want a match in %s", allText(res), pane)
+	}
+	s.ok("kill_pane", map[string]any{"paneId": split.PaneID}, nil)
+	if got := tmuxOne(far, "list-panes", "-a", "-F", "#{pane_id}"); strings.Contains(got, strings.TrimPrefix(split.PaneID, "far:")) {
+		t.Errorf("far still has pane %s: %q", split.PaneID, got)
+	}
+	if got := tmuxOne(local, "list-windows", "-a", "-F", "#{window_name}"); strings.Contains(got, "renamed") {
+		t.Errorf("the local server got the remote window: %q", got)
+	}
+	log, _ := os.ReadFile(audit)
+	if !strings.Contains(string(log), `"host":"far"`) {
+		t.Errorf("the audit does not name the host:\n%s", log)
 	}
 }

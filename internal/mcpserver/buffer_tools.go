@@ -300,6 +300,12 @@ type listServersOut struct {
 
 func (s *Server) listServers(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, listServersOut, error) {
 	current := s.tmux.SocketPath()
+	if s.tmux.Remote() {
+		// Only tmux runs on the far side: its socket directory cannot be
+		// read, so the host's configured server is the one listed.
+		n, err := s.tmux.ProbeServer(ctx, "", probeTimeout)
+		return nil, listServersOut{Servers: []ServerInfo{{Path: current, Sessions: n, Current: true, State: serverState(err)}}}, nil
+	}
 	paths, err := socketsIn(tmux.SocketDir())
 	if err != nil {
 		return nil, listServersOut{}, err
