@@ -144,6 +144,38 @@ func TestAnUnreachableHostAnswersClearlyAndOthersKeepWorking(t *testing.T) {
 	}
 	s.ok("list_panes", nil, nil)
 	s.ok("list_panes", map[string]any{"host": "far"}, nil)
+
+	// A listing with no host names every host's sessions, and the
+	// unreachable one as such.
+	var all struct {
+		Sessions []struct {
+			SessionID   string `json:"sessionId"`
+			SessionName string `json:"sessionName"`
+		} `json:"sessions"`
+		Unreachable []struct {
+			Host  string `json:"host"`
+			Error string `json:"error"`
+		} `json:"unreachable"`
+	}
+	start = time.Now()
+	s.ok("list_sessions", nil, &all)
+	var ids []string
+	for _, ss := range all.Sessions {
+		ids = append(ids, ss.SessionID+"|"+ss.SessionName)
+	}
+	if got := strings.Join(ids, " "); got != "$0|main far:$0|main far2:$0|main" {
+		t.Errorf("list_sessions with no host = %s, want the local main, then far's and far2's", got)
+	}
+	if len(all.Unreachable) != 1 || all.Unreachable[0].Host != "down" || !strings.Contains(all.Unreachable[0].Error, "Connection refused") {
+		t.Errorf("list_sessions unreachable = %+v, want down with ssh's reason", all.Unreachable)
+	}
+	var onlyLocal struct {
+		Sessions []struct{} `json:"sessions"`
+	}
+	s.ok("list_sessions", map[string]any{"host": "local"}, &onlyLocal)
+	if len(onlyLocal.Sessions) != 1 {
+		t.Errorf("list_sessions on host local = %d sessions, want 1", len(onlyLocal.Sessions))
+	}
 	for _, bad := range []map[string]any{
 		{"host": "nowhere"},
 		{"host": "-oProxyCommand=touch /tmp/x"},

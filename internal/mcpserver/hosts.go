@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +34,11 @@ var idKeys = map[string]bool{
 	"jobId": true, "cursor": true, "nextCursor": true,
 }
 
+// hostOnlyOutputs are the result fields that only remote hosts can fill:
+// without hosts they are left out of the output schemas, which are then
+// as small as before hosts existed.
+var hostOnlyOutputs = map[string][]string{"list_sessions": {"unreachable"}}
+
 // hostViews holds one Server per remote host, made on its first call and
 // shared by the tier views of the server.
 type hostViews struct {
@@ -41,6 +47,70 @@ type hostViews struct {
 }
 
 type routeKey struct{}
+
+// localOnlyKey marks a call that named the local server explicitly.
+type localOnlyKey struct{}
+
+// localOnly reports whether a call named the local server explicitly.
+func localOnly(ctx context.Context) bool {
+	b, _ := ctx.Value(localOnlyKey{}).(bool)
+	return b
+}
+
+// HostError is a remote host a listing could not reach, and why.
+type HostError struct {
+	Host  string `json:"host"`
+	Error string `json:"error"`
+}
+
+// remoteShare is the part of a listing's remaining budget that remote
+// hosts may take, so that an unreachable one leaves time for the reply.
+const remoteShare = 0.8
+
+// listRemoteSessions adds every remote host's sessions to a listing made
+// with no host, their ids prefixed, and the hosts it could not reach in
+// time as such rather than as the call's failure.
+func (s *Server) listRemoteSessions(ctx context.Context, in listSessionsIn, out *listSessionsOut) {
+	names := s.hostNames()
+	if len(names) == 0 {
+		return
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(float64(time.Until(dl))*remoteShare))
+		defer cancel()
+	}
+	type listing struct {
+		out listSessionsOut
+		err error
+	}
+	got := make([]listing, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := s.view(ctx, name)
+			if err != nil {
+				got[i].err = err
+				return
+			}
+			_, got[i].out, got[i].err = v.listSessions(ctx, nil, in)
+		}()
+	}
+	wg.Wait()
+	for i, name := range names {
+		if got[i].err != nil {
+			out.Unreachable = append(out.Unreachable, HostError{Host: name, Error: got[i].err.Error()})
+			continue
+		}
+		out.Total += got[i].out.Total
+		for _, ss := range got[i].out.Sessions {
+			ss.SessionID = name + ":" + ss.SessionID
+			out.Sessions = append(out.Sessions, ss)
+		}
+	}
+}
 
 // routedTo returns the host view a call was routed to, if any.
 func routedTo(ctx context.Context) *Server {
@@ -112,6 +182,13 @@ func (s *Server) hostNames() []string {
 // the names once, rather than an enum repeating them in every schema.
 func (s *Server) addHostArg(defs []toolDef) {
 	if len(s.hostNames()) == 0 {
+		for _, d := range defs {
+			if out, ok := d.tool.OutputSchema.(*jsonschema.Schema); ok {
+				for _, f := range hostOnlyOutputs[d.tool.Name] {
+					delete(out.Properties, f)
+				}
+			}
+		}
 		return
 	}
 	for _, d := range defs {
@@ -147,8 +224,11 @@ func (s *Server) route(next mcp.MethodHandler) mcp.MethodHandler {
 			return toolError(err), nil
 		}
 		params.Arguments = raw
-		if host == "" {
+		switch host {
+		case "":
 			return next(ctx, method, req)
+		case "local":
+			return next(context.WithValue(ctx, localOnlyKey{}, true), method, req)
 		}
 		cctx, cancel := context.WithTimeout(ctx, s.budget(params))
 		v, err := s.view(cctx, host)
@@ -165,11 +245,16 @@ func (s *Server) route(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // takeHost removes the host argument and the host prefixes of ids from
-// args, and returns the one host they name ("" for the local server).
+// args, and returns the one host they name ("" for the local server, and
+// "local" when the call named it).
 func (s *Server) takeHost(args map[string]any) (string, error) {
 	host := ""
+	explicitLocal := false
 	if h, ok := args[hostArg]; ok {
 		name, _ := h.(string)
+		if name == "local" {
+			explicitLocal = true
+		}
 		if name != "local" && name != "" {
 			if _, known := s.cfg.Hosts.Host(name); !known {
 				return "", fmt.Errorf("host %q is not configured; configured hosts: %s", h, strings.Join(s.hostNames(), ", "))
@@ -217,6 +302,9 @@ func (s *Server) takeHost(args map[string]any) (string, error) {
 	}
 	if host == "" && seen != "local" {
 		host = seen
+	}
+	if host == "" && (explicitLocal || seen == "local") {
+		host = "local"
 	}
 	return host, nil
 }

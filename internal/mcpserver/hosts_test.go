@@ -41,7 +41,7 @@ func TestTakeHostFindsTheOneHostACallNames(t *testing.T) {
 		{name: "host argument", args: `{"host":"gpu","paneId":"%3"}`, host: "gpu", wantArgs: `{"paneId":"%3"}`},
 		{name: "prefixed pane", args: `{"paneId":"build:%3"}`, host: "build", wantArgs: `{"paneId":"%3"}`},
 		{name: "prefixed cursor and pane agree", args: `{"paneId":"gpu:%1","cursor":"gpu:AbC"}`, host: "gpu", wantArgs: `{"paneId":"%1","cursor":"AbC"}`},
-		{name: "local named", args: `{"host":"local","paneId":"local:%3"}`, wantArgs: `{"paneId":"%3"}`},
+		{name: "local named", args: `{"host":"local","paneId":"local:%3"}`, host: "local", wantArgs: `{"paneId":"%3"}`},
 		{name: "inside a batch", args: `{"calls":[{"tool":"capture_pane","arguments":{"paneId":"gpu:%2"}}]}`, host: "gpu",
 			wantArgs: `{"calls":[{"tool":"capture_pane","arguments":{"paneId":"%2"}}]}`},
 		{name: "an unknown prefix is left alone", args: `{"sessionName":"x:y","paneId":"%1"}`, wantArgs: `{"sessionName":"x:y","paneId":"%1"}`},
