@@ -331,3 +331,35 @@ func TestEveryToolFamilyWorksOnARemoteHost(t *testing.T) {
 		t.Errorf("the audit does not name the host:\n%s", log)
 	}
 }
+
+func TestAJobAcrossADroppedConnectionCanBeReadAgainAfterReconnecting(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	pane := shellPane(t, f.far)
+	id := "far:" + pane
+	// Connected and streaming first, so a 1 s run is not spent on that.
+	s.runCmd(map[string]any{"paneId": id, "command": "true", "timeoutSeconds": 15})
+	waitPrompt(t, f.far, pane)
+	r, _ := s.runCmd(map[string]any{"paneId": id, "command": "echo before-drop; sleep 2; echo after-drop", "timeoutSeconds": 1})
+	if r.Finished || !strings.HasPrefix(r.JobID, "far:") {
+		t.Fatalf("run_command with a 1 s timeout: %+v, want a running job", r)
+	}
+	// Every connection to far breaks: the command client's and the job's stream.
+	if killed := sshserver.KillClients(f.far.Socket, "attach-session"); len(killed) < 2 {
+		t.Fatalf("killed %v; want the command client's and the output client's ssh", killed)
+	}
+	j, text := s.getJob(map[string]any{"jobId": r.JobID, "timeoutSeconds": 20})
+	if !j.Finished || j.PaneDied || !j.OutputLost || !strings.Contains(j.Reason, "connection to the host was lost") {
+		t.Errorf("get_job after the drop: finished %v paneDied %v outputLost %v reason %q, want finished, not died, output lost, saying the connection was lost",
+			j.Finished, j.PaneDied, j.OutputLost, j.Reason)
+	}
+	if !strings.Contains(text, "before-drop") {
+		t.Errorf("the job's output before the drop = %q, want before-drop", text)
+	}
+	// The pane is free again, and runs the next command exactly.
+	waitPrompt(t, f.far, pane)
+	if r, text := s.runCmd(map[string]any{"paneId": id, "command": "echo next", "timeoutSeconds": 15}); !r.Finished || text != "next" {
+		t.Errorf("run_command after reconnecting: %+v %q", r, text)
+	}
+}
