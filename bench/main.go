@@ -252,6 +252,7 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},
 		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
 		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
+		{[]string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
 		{[]string{floodMemory, floodWritten}, b.flood},
 	}
 	var rows []row
