@@ -319,6 +319,13 @@ func TestEveryToolFamilyWorksOnARemoteHost(t *testing.T) {
 	if !strings.Contains(allText(res), pane) {
 		t.Errorf("search_panes on far: %s, want a match in %s", allText(res), pane)
 	}
+	// A workspace's ~ is the far tmux server's HOME, not tmcp's.
+	farHome := t.TempDir()
+	far.Must("set-environment", "-g", "HOME", farHome)
+	s.ok("build_workspace", map[string]any{"host": "far", "yaml": "session_name: ws\nstart_directory: ~\nwindows:\n  - window_name: a\n"}, nil)
+	if got := tmuxOne(far, "display-message", "-p", "-t", "=ws:", "#{pane_start_path}|#{pane_current_path}"); !strings.Contains(got, farHome) {
+		t.Errorf("far's workspace pane starts in %q, want %s", got, farHome)
+	}
 	s.ok("kill_pane", map[string]any{"paneId": split.PaneID}, nil)
 	if got := tmuxOne(far, "list-panes", "-a", "-F", "#{pane_id}"); strings.Contains(got, strings.TrimPrefix(split.PaneID, "far:")) {
 		t.Errorf("far still has pane %s: %q", split.PaneID, got)
