@@ -370,3 +370,50 @@ func TestAJobAcrossADroppedConnectionCanBeReadAgainAfterReconnecting(t *testing.
 		t.Errorf("run_command after reconnecting: %+v %q", r, text)
 	}
 }
+
+func TestRemoteResourcesAreReadAndSubscribedUnderTheirHost(t *testing.T) {
+	t.Parallel()
+	tmuxtest.Skip(t)
+	sshd, err := sshserver.Start(context.Background())
+	if err != nil {
+		t.Fatalf("starting a private sshd: %v", err)
+	}
+	t.Cleanup(sshd.Close)
+	local, far := tmuxtest.New(t), tmuxtest.New(t)
+	u := &updates{n: map[string]int{}}
+	s := launch(t, local, launchOptions{client: &mcp.ClientOptions{ResourceUpdatedHandler: u.handler},
+		session: &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol},
+		args:    []string{"-ssh-config", sshd.ConfigFile, "-host", "far=" + sshserver.Alias + ",socket=" + far.Socket}})
+	pane := shellPane(t, far)
+	id := strings.TrimPrefix(pane, "%")
+	window := strings.TrimPrefix(paneFormat(far, pane, "#{window_id}"), "@")
+
+	var panes struct {
+		Panes []struct {
+			PaneID string `json:"paneId"`
+		} `json:"panes"`
+	}
+	s.readJSON("tmux://hosts/far/windows/"+window+"/panes", &panes)
+	if len(panes.Panes) != 1 || panes.Panes[0].PaneID != "far:"+pane {
+		t.Errorf("far's window panes resource = %+v, want far:%s", panes.Panes, pane)
+	}
+	far.Must("send-keys", "-t", pane, "echo res-$((40+2))", "Enter")
+	waitScreen(t, far, pane, "res-42", func(l []string) bool { return hasLine(l, "res-42") })
+	uri := "tmux://hosts/far/panes/" + id + "/content"
+	if c := s.readResource(uri); !strings.Contains(c.Text, "res-42") {
+		t.Errorf("%s = %q, want the far pane's screen", uri, c.Text)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatalf("resources/subscribe %s: %v", uri, err)
+	}
+	far.Must("send-keys", "-t", pane, "echo after-subscribe", "Enter")
+	if !tmuxtest.WaitFor(10*time.Second, func() bool { return u.count(uri) > 0 }) {
+		t.Errorf("no resources/updated for %s after the far pane wrote", uri)
+	}
+	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tmux://hosts/nowhere/panes/0"}); err == nil {
+		t.Errorf("a resource of an unconfigured host was read")
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/hosts"
 )
 
 // The tmux:// resources. Ids go without their sigil (windows/2 is @2,
@@ -20,6 +22,9 @@ const (
 	templatePanes   = "tmux://windows/{id}/panes"
 	templatePane    = "tmux://panes/{id}"
 	templateContent = "tmux://panes/{id}/content"
+	// hostPrefix starts the URI of a remote host's resource: the same
+	// paths after tmux://hosts/{host}/.
+	hostPrefix = "tmux://hosts/"
 
 	mimeJSON = "application/json"
 	mimeText = "text/plain"
@@ -45,11 +50,21 @@ const (
 type resourceRef struct {
 	kind   resourceKind
 	target string
+	host   string // a remote host's name, or "" for the local server
 }
 
 // parseResourceURI reads a tmux:// URI; ok is false when it names no
 // resource (a wrong shape, an id that is not a number, a bad escape).
 func parseResourceURI(uri string) (ref resourceRef, ok bool) {
+	if rest, remote := strings.CutPrefix(uri, hostPrefix); remote {
+		host, path, found := strings.Cut(rest, "/")
+		if !found || hosts.CheckName(host) != nil {
+			return ref, false
+		}
+		ref, ok = parseResourceURI("tmux://" + path)
+		ref.host = host
+		return ref, ok
+	}
 	rest, found := strings.CutPrefix(uri, "tmux://")
 	if !found {
 		return ref, false
@@ -91,7 +106,29 @@ func (s *Server) addResources(m *mcp.Server, f *feeds) {
 			Description: "A pane's screen text, bounded like capture_pane; id without %. Subscribable."},
 	} {
 		m.AddResourceTemplate(t, s.readResource)
+		if len(s.hostNames()) > 0 {
+			remote := *t
+			remote.URITemplate = hostPrefix + "{host}/" + strings.TrimPrefix(t.URITemplate, "tmux://")
+			remote.Name = "host " + t.Name
+			m.AddResourceTemplate(&remote, s.readResource)
+		}
 	}
+	if len(s.hostNames()) > 0 {
+		m.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: hostPrefix + "{host}/sessions", Name: "host sessions", MIMEType: mimeJSON,
+			Description: "A remote host's tmux sessions."}, s.readResource)
+	}
+}
+
+// on returns the server a resource reference addresses: s, or the view of
+// its remote host.
+func (s *Server) on(ctx context.Context, ref resourceRef) (*Server, error) {
+	if ref.host == "" {
+		return s, nil
+	}
+	if _, ok := s.cfg.Hosts.Host(ref.host); s.cfg.Hosts == nil || !ok {
+		return nil, fmt.Errorf("host %q is not configured", ref.host)
+	}
+	return s.view(ctx, ref.host)
 }
 
 // readResource answers resources/read for every tmux:// URI, with the
@@ -102,10 +139,11 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	var (
-		v   any
-		err error
-	)
+	s, err := s.on(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", uri, err)
+	}
+	var v any
 	switch ref.kind {
 	case kindSessions:
 		_, v, err = s.listSessions(ctx, nil, listSessionsIn{})
@@ -132,6 +170,16 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", uri, err)
+	}
+	if ref.host != "" {
+		// Ids as the tools give them for this host: prefixed with its name.
+		var generic any
+		if json.Unmarshal(b, &generic) == nil {
+			prefixIDs(generic, ref.host)
+			if pb, err := json.Marshal(generic); err == nil {
+				b = pb
+			}
+		}
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeJSON, Text: string(b)}}}, nil
 }
