@@ -417,3 +417,25 @@ func TestRemoteResourcesAreReadAndSubscribedUnderTheirHost(t *testing.T) {
 		t.Errorf("a resource of an unconfigured host was read")
 	}
 }
+
+func TestDoctorChecksEachHostAndBadHostFlagsAreRefused(t *testing.T) {
+	t.Parallel()
+	tmuxtest.Skip(t)
+	sshd, err := sshserver.Start(context.Background())
+	if err != nil {
+		t.Fatalf("starting a private sshd: %v", err)
+	}
+	t.Cleanup(sshd.Close)
+	local, far := tmuxtest.New(t), tmuxtest.New(t)
+	out, err := runCLI(t, local, []string{"TMCP_SSH_CONFIG=" + sshd.ConfigFile}, "-socket-path", local.Socket, "-doctor",
+		"-host", "far="+sshserver.Alias+",socket="+far.Socket, "-host", "down="+sshserver.DownAlias)
+	if err == nil || !strings.Contains(out, "host far:  "+sshserver.Alias+": tmux 3") || !strings.Contains(out, "1 sessions") ||
+		!strings.Contains(out, "host down:  "+sshserver.DownAlias+": not working") || !strings.Contains(out, "Connection refused") {
+		t.Errorf("-doctor with a working and a refused host: %v\n%s", err, out)
+	}
+	for _, bad := range []string{"far", "-x=box", "far=-oProxyCommand=x", "far=box,port=2"} {
+		if out, err := runCLI(t, local, nil, "-socket-path", local.Socket, "-tools", "-host", bad); err == nil {
+			t.Errorf("-host %q was accepted:\n%s", bad, out)
+		}
+	}
+}

@@ -160,7 +160,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case o.tools:
 		return printTools(stdout, srv, tier, recognised)
 	case o.doctor:
-		return doctor(ctx, stdout, tc, srv, tier)
+		return doctor(ctx, stdout, tc, set, srv, tier)
 	}
 	// tmux's clients attach while the client initializes, not during its
 	// first call.
