@@ -439,3 +439,27 @@ func TestDoctorChecksEachHostAndBadHostFlagsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestAWedgedRemoteTmuxCostsACallItsBudgetAndOthersGoOn(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	pane := "far:" + shellPane(t, f.far)
+	s.ok("capture_pane", map[string]any{"paneId": pane}, nil) // connected
+	t.Cleanup(f.far.Continue)
+	f.far.Stop()
+	start := time.Now()
+	res := s.call("capture_pane", map[string]any{"paneId": pane})
+	took := time.Since(start)
+	if !res.IsError || !strings.Contains(allText(res), "host far") || !strings.Contains(allText(res), "no answer from tmux") {
+		t.Errorf("capture_pane on a stopped remote tmux: %s, want an error naming the host and saying tmux did not answer", allText(res))
+	}
+	if bound := commandTimeout + stallSlack; took > bound {
+		t.Errorf("capture_pane on a stopped remote tmux answered after %v, want within %v", took, bound)
+	}
+	// Meanwhile the local server and the other host answer.
+	s.ok("list_panes", nil, nil)
+	s.ok("list_panes", map[string]any{"host": "far2"}, nil)
+	f.far.Continue()
+	s.ok("capture_pane", map[string]any{"paneId": pane}, nil)
+}
