@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/hosts"
 )
 
 // callerLookupTimeout bounds the search for the caller's pane, which runs
@@ -100,7 +102,7 @@ func (s *Server) findCaller(ctx context.Context) (c Caller, known bool) {
 	}
 	if id := os.Getenv("TMUX_PANE"); id != "" {
 		socket, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
-		if sameFile(socket, s.tmux.SocketPath()) {
+		if hosts.SameFile(socket, s.tmux.SocketPath()) {
 			for _, p := range panes {
 				if p.ID == id {
 					return Caller{PaneID: id}, true
