@@ -59,7 +59,7 @@ func (b *bench) remote(ctx context.Context) error {
 		return fmt.Errorf("floor: %w", err)
 	}
 	list, err := sample(ctx, b.cfg.warmups, b.cfg.n, p.callOnce("list_sessions", map[string]any{"host": remoteHost}, func(r *mcp.CallToolResult) error {
-		if !strings.Contains(resultText(r), `"sessionName":"`+sessionName+`"`) {
+		if !strings.Contains(resultText(r), `"sessionName":"`+remoteHost+":"+sessionName+`"`) {
 			return fmt.Errorf("list_sessions on %s lacks session %q: %s", remoteHost, sessionName, resultText(r))
 		}
 		return nil

@@ -163,7 +163,7 @@ func TestAnUnreachableHostAnswersClearlyAndOthersKeepWorking(t *testing.T) {
 	for _, ss := range all.Sessions {
 		ids = append(ids, ss.SessionID+"|"+ss.SessionName)
 	}
-	if got := strings.Join(ids, " "); got != "$0|main far:$0|main far2:$0|main" {
+	if got := strings.Join(ids, " "); got != "$0|main far:$0|far:main far2:$0|far2:main" {
 		t.Errorf("list_sessions with no host = %s, want the local main, then far's and far2's", got)
 	}
 	if len(all.Unreachable) != 1 || all.Unreachable[0].Host != "down" || !strings.Contains(all.Unreachable[0].Error, "Connection refused") {
@@ -297,6 +297,11 @@ func TestEveryToolFamilyWorksOnARemoteHost(t *testing.T) {
 	var split createdOut
 	s.ok("split_window", map[string]any{"paneId": created.PaneID}, &split)
 	s.ok("rename_window", map[string]any{"windowId": created.WindowID, "newName": "renamed"}, nil)
+	var wins windowsOut
+	s.ok("list_windows", map[string]any{"sessionName": "far:main"}, &wins)
+	if len(wins.Windows) != 2 || wins.Windows[1].WindowID != created.WindowID || wins.Windows[1].SessionName != "far:main" {
+		t.Errorf("list_windows of far:main = %+v, want its two windows, named with far:", wins.Windows)
+	}
 	if got := tmuxOne(far, "list-windows", "-F", "#{window_name}:#{window_panes}"); !strings.Contains(got, "renamed:2") {
 		t.Errorf("far's windows after create, split and rename: %q", got)
 	}

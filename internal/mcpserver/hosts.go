@@ -26,12 +26,13 @@ import (
 // hostArg is the argument naming a host.
 const hostArg = "host"
 
-// idKeys are the argument and reply fields whose values are ids of one
-// tmux server (panes, windows, sessions, jobs, cursors): prefixed with
-// their host's name in a remote host's replies.
+// idKeys are the argument and reply fields whose values name something
+// of one tmux server (panes, windows, sessions, jobs, cursors): prefixed
+// with their host's name in a remote host's replies. A session name can
+// be prefixed too: tmux never leaves a ':' in one.
 var idKeys = map[string]bool{
 	"paneId": true, "windowId": true, "sessionId": true, "targetPaneId": true,
-	"jobId": true, "cursor": true, "nextCursor": true,
+	"jobId": true, "cursor": true, "nextCursor": true, "sessionName": true,
 }
 
 // hostOnlyOutputs are the result fields that only remote hosts can fill:
@@ -106,7 +107,7 @@ func (s *Server) listRemoteSessions(ctx context.Context, in listSessionsIn, out 
 		}
 		out.Total += got[i].out.Total
 		for _, ss := range got[i].out.Sessions {
-			ss.SessionID = name + ":" + ss.SessionID
+			ss.SessionID, ss.SessionName = name+":"+ss.SessionID, name+":"+ss.SessionName
 			out.Sessions = append(out.Sessions, ss)
 		}
 	}

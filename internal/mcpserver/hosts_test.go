@@ -45,6 +45,7 @@ func TestTakeHostFindsTheOneHostACallNames(t *testing.T) {
 		{name: "inside a batch", args: `{"calls":[{"tool":"capture_pane","arguments":{"paneId":"gpu:%2"}}]}`, host: "gpu",
 			wantArgs: `{"calls":[{"tool":"capture_pane","arguments":{"paneId":"%2"}}]}`},
 		{name: "an unknown prefix is left alone", args: `{"sessionName":"x:y","paneId":"%1"}`, wantArgs: `{"sessionName":"x:y","paneId":"%1"}`},
+		{name: "a prefixed session name", args: `{"sessionName":"gpu:main"}`, host: "gpu", wantArgs: `{"sessionName":"main"}`},
 		{name: "unknown host", args: `{"host":"nowhere"}`, fails: true},
 		{name: "an option for a host", args: `{"host":"-oProxyCommand=x"}`, fails: true},
 		{name: "two hosts", args: `{"paneId":"build:%1","targetPaneId":"gpu:%2"}`, fails: true},
