@@ -468,3 +468,53 @@ func TestAWedgedRemoteTmuxCostsACallItsBudgetAndOthersGoOn(t *testing.T) {
 	f.far.Continue()
 	s.ok("capture_pane", map[string]any{"paneId": pane}, nil)
 }
+
+func TestAChannelWaitAcrossADroppedConnectionSaysSo(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	s := f.s
+	s.ok("list_sessions", map[string]any{"host": "far"}, nil)
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := s.callErr("wait_for_channel", map[string]any{"host": "far", "channel": "never-signalled", "timeoutSeconds": 30})
+		done <- result{res, err}
+	}()
+	var killed []int
+	if !tmuxtest.WaitFor(10*time.Second, func() bool {
+		killed = sshserver.KillClients(f.far.Socket, "wait-for", "never-signalled")
+		return len(killed) > 0
+	}) {
+		t.Fatalf("no ssh process ran the wait-for")
+	}
+	select {
+	case r := <-done:
+		var out struct {
+			Outcome string `json:"outcome"`
+		}
+		if r.err != nil {
+			t.Fatalf("wait_for_channel: %v", r.err)
+		}
+		decodeStructured(t, "wait_for_channel", r.res, &out)
+		if out.Outcome != "connection_lost" {
+			t.Errorf("wait_for_channel across a dropped connection: %q (%s), want connection_lost", out.Outcome, allText(r.res))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("wait_for_channel did not end after its ssh (pid %v) was killed", killed)
+	}
+	// Signalling through the host still works.
+	done2 := make(chan result, 1)
+	go func() {
+		res, err := s.callErr("wait_for_channel", map[string]any{"host": "far", "channel": "later", "timeoutSeconds": 20})
+		done2 <- result{res, err}
+	}()
+	// Before or after the wait-for begins: tmux latches a signal nobody waits for.
+	s.ok("signal_channel", map[string]any{"host": "far", "channel": "later"}, nil)
+	r := <-done2
+	if r.err != nil || !strings.Contains(allText(r.res), "signalled") {
+		t.Errorf("wait_for_channel on far after signal_channel: %v %s", r.err, allText(r.res))
+	}
+}

@@ -255,7 +255,7 @@ type channelIn struct {
 }
 
 type channelOut struct {
-	Outcome string `json:"outcome" jsonschema:"signalled, timeout, server_gone or cancelled"`
+	Outcome string `json:"outcome" jsonschema:"signalled, timeout, server_gone, connection_lost or cancelled"`
 	waitTiming
 }
 

@@ -19,6 +19,11 @@ import (
 // until the server resumed.
 const processWaitDelay = 100 * time.Millisecond
 
+// sshFailed is the status ssh exits with when it fails itself (cannot
+// connect, authenticate, or lost the connection), as opposed to the
+// remote command's status, which tmux never makes 255.
+const sshFailed = 255
+
 // Launcher starts every tmux process tmcp runs, control clients and one-off
 // commands alike. Prefix lets a transport (such as `ssh -T … -- HOST`)
 // stand in front of the binary without touching callers.
@@ -108,6 +113,11 @@ func (l *Launcher) run(ctx context.Context, args ...string) ([]string, error) {
 		var exitErr *exec.ExitError
 		if !errors.As(err, &exitErr) {
 			return nil, &CommandError{Args: args, Message: msg, Err: err}
+		}
+		if len(l.Prefix) > 0 && (exitErr.ExitCode() == sshFailed || exitErr.ExitCode() < 0) {
+			// ssh's own failure (or a death by signal), not tmux's answer:
+			// the transport could not connect or broke.
+			return nil, &CommandError{Args: args, Message: msg, Err: ErrConnectionLost}
 		}
 		return nil, &CommandError{Args: args, Message: msg}
 	}
