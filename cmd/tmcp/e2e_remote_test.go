@@ -418,6 +418,22 @@ func TestRemoteResourcesAreReadAndSubscribedUnderTheirHost(t *testing.T) {
 	if !tmuxtest.WaitFor(10*time.Second, func() bool { return u.count(uri) > 0 }) {
 		t.Errorf("no resources/updated for %s after the far pane wrote", uri)
 	}
+	far.Must("new-session", "-d", "-s", "only-far", "sh")
+	for _, c := range []struct {
+		uri, arg string
+		context  map[string]string
+		want     string
+	}{
+		{"tmux://hosts/{host}/panes/{id}", "host", nil, "far"},
+		{"tmux://hosts/{host}/panes/{id}", "id", map[string]string{"host": "far"}, id + "," + strings.TrimPrefix(tmuxOne(far, "display-message", "-p", "-t", "=only-far:", "#{pane_id}"), "%")},
+		{"tmux://hosts/{host}/sessions/{name}/windows", "name", map[string]string{"host": "far"}, "main,only-far"},
+	} {
+		res, err := s.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: c.uri},
+			Argument: mcp.CompleteParamsArgument{Name: c.arg}, Context: &mcp.CompleteContext{Arguments: c.context}})
+		if err != nil || strings.Join(res.Completion.Values, ",") != c.want {
+			t.Errorf("completing %s in %s (%v): %v, %v; want %s", c.arg, c.uri, c.context, res, err, c.want)
+		}
+	}
 	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tmux://hosts/nowhere/panes/0"}); err == nil {
 		t.Errorf("a resource of an unconfigured host was read")
 	}

@@ -194,6 +194,24 @@ func isMissing(err error) bool {
 // resources, and the paneId argument of the prompts.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	ref, arg := req.Params.Ref, req.Params.Argument
+	if ref != nil && ref.Type == "ref/resource" && strings.HasPrefix(ref.URI, hostPrefix+"{host}/") {
+		// A host's template: its host from the names configured, the rest
+		// as the local template's, on that host.
+		if arg.Name == "host" {
+			return &mcp.CompleteResult{Completion: completion(s.hostNames(), arg.Value)}, nil
+		}
+		var host string
+		if c := req.Params.Context; c != nil {
+			host = c.Arguments["host"]
+		}
+		v, err := s.on(ctx, resourceRef{host: host})
+		if err != nil || host == "" {
+			return &mcp.CompleteResult{Completion: completion(nil, arg.Value)}, nil
+		}
+		local := *req.Params
+		local.Ref = &mcp.CompleteReference{Type: ref.Type, URI: "tmux://" + strings.TrimPrefix(ref.URI, hostPrefix+"{host}/")}
+		return v.complete(ctx, &mcp.CompleteRequest{Session: req.Session, Params: &local})
+	}
 	var values []string
 	var err error
 	what, trim := "", "" // the targets listed, and the sigil a URI leaves out
