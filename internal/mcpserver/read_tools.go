@@ -47,7 +47,7 @@ type listSessionsIn struct {
 type listSessionsOut struct {
 	Sessions    []SessionInfo `json:"sessions"`
 	Total       int           `json:"total" jsonschema:"sessions before filtering"`
-	Unreachable []HostError   `json:"unreachable,omitempty"` // only with remote hosts (hostOnlyOutputs)
+	Unreachable []HostError   `json:"unreachable,omitempty" jsonschema:"hosts not reached in time (only with -host)"`
 }
 
 func (s *Server) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in listSessionsIn) (*mcp.CallToolResult, listSessionsOut, error) {
