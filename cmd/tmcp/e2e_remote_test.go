@@ -534,3 +534,32 @@ func TestAChannelWaitAcrossADroppedConnectionSaysSo(t *testing.T) {
 		t.Errorf("wait_for_channel on far after signal_channel: %v %s", r.err, allText(r.res))
 	}
 }
+
+func TestCreateSessionStartsARemoteServerThatWasNotRunning(t *testing.T) {
+	t.Parallel()
+	tmuxtest.Skip(t)
+	sshd, err := sshserver.Start(context.Background())
+	if err != nil {
+		t.Fatalf("starting a private sshd: %v", err)
+	}
+	t.Cleanup(sshd.Close)
+	local, far := tmuxtest.New(t), tmuxtest.Empty(t)
+	s := startTMCP(t, local, "", "-ssh-config", sshd.ConfigFile, "-host", "far="+sshserver.Alias+",socket="+far.Socket)
+	var none panesOut
+	if s.ok("list_panes", map[string]any{"host": "far"}, &none); len(none.Panes) != 0 {
+		t.Errorf("list_panes with no remote server: %+v, want none, as locally", none)
+	}
+	start := time.Now()
+	var created createdOut
+	s.ok("create_session", map[string]any{"host": "far", "name": "fresh", "command": "sh"}, &created)
+	if created.SessionName != "far:fresh" || !strings.HasPrefix(created.PaneID, "far:%") || time.Since(start) > 10*time.Second {
+		t.Errorf("create_session on far = %+v after %v, want far:fresh promptly", created, time.Since(start))
+	}
+	if got := tmuxOne(far, "list-sessions", "-F", "#{session_name}"); got != "fresh" {
+		t.Errorf("far's sessions = %q, want fresh", got)
+	}
+	r, text := s.runCmd(map[string]any{"paneId": created.PaneID, "command": "echo in-fresh", "timeoutSeconds": 15})
+	if !r.Finished || text != "in-fresh" {
+		t.Errorf("run_command in the new remote session: %+v %q", r, text)
+	}
+}
