@@ -563,3 +563,21 @@ func TestCreateSessionStartsARemoteServerThatWasNotRunning(t *testing.T) {
 		t.Errorf("run_command in the new remote session: %+v %q", r, text)
 	}
 }
+
+func TestRemoteHostsWorkOverHTTPToo(t *testing.T) {
+	t.Parallel()
+	tmuxtest.Skip(t)
+	sshd, err := sshserver.Start(context.Background())
+	if err != nil {
+		t.Fatalf("starting a private sshd: %v", err)
+	}
+	t.Cleanup(sshd.Close)
+	local, far := tmuxtest.New(t), tmuxtest.New(t)
+	pane := shellPane(t, far)
+	h := startHTTP(t, local, launchOptions{args: []string{"-ssh-config", sshd.ConfigFile, "-host", "far=" + sshserver.Alias + ",socket=" + far.Socket}})
+	s := h.connect(t, testToken, nil)
+	r, text := s.runCmd(map[string]any{"paneId": "far:" + pane, "command": "echo over-http", "timeoutSeconds": 15})
+	if !r.Finished || text != "over-http" || r.PaneID != "far:"+pane {
+		t.Errorf("run_command on far over HTTP: %+v %q", r, text)
+	}
+}
