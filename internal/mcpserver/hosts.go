@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -339,19 +340,23 @@ func prefixResult(r *mcp.CallToolResult, host string) {
 		}
 		return
 	}
+	var fields any // the structured result, before prefixing
 	if r.StructuredContent != nil {
 		if b, err := json.Marshal(r.StructuredContent); err == nil {
 			var v any
 			if json.Unmarshal(b, &v) == nil {
+				_ = json.Unmarshal(b, &fields)
 				prefixIDs(v, host)
 				r.StructuredContent = v
 			}
 		}
 	}
-	if len(r.Content) > 0 {
+	// The first text block is rewritten only where it repeats the fields:
+	// pane text that happens to be JSON stays as the pane wrote it.
+	if len(r.Content) > 0 && fields != nil {
 		if t, ok := r.Content[0].(*mcp.TextContent); ok && strings.HasPrefix(t.Text, "{") {
 			var v any
-			if json.Unmarshal([]byte(t.Text), &v) == nil {
+			if json.Unmarshal([]byte(t.Text), &v) == nil && reflect.DeepEqual(v, fields) {
 				prefixIDs(v, host)
 				if b, err := json.Marshal(v); err == nil {
 					t.Text = string(b)

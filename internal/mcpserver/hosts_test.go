@@ -74,22 +74,32 @@ func TestTakeHostFindsTheOneHostACallNames(t *testing.T) {
 }
 
 func TestPrefixResultMarksEveryIdOfARemoteReply(t *testing.T) {
-	r := &mcp.CallToolResult{StructuredContent: map[string]any{
+	fields := map[string]any{
 		"panes":  []any{map[string]any{"paneId": "%1", "windowId": "@2", "title": "%3"}},
 		"jobId":  "j1",
 		"cursor": "c",
-	}, Content: []mcp.Content{&mcp.TextContent{Text: `{"jobId":"j1"}`}, &mcp.TextContent{Text: "%1 text"}}}
+	}
+	repeat, _ := json.Marshal(fields)
+	r := &mcp.CallToolResult{StructuredContent: fields,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(repeat)}, &mcp.TextContent{Text: "%1 text"}}}
 	prefixResult(r, "gpu")
 	b, _ := json.Marshal(r.StructuredContent)
 	want := `{"cursor":"gpu:c","jobId":"gpu:j1","panes":[{"paneId":"gpu:%1","title":"%3","windowId":"gpu:@2"}]}`
 	if string(b) != want {
 		t.Errorf("structured = %s, want %s", b, want)
 	}
-	if got := r.Content[0].(*mcp.TextContent).Text; got != `{"jobId":"gpu:j1"}` {
-		t.Errorf("fields block = %s", got)
+	if got := r.Content[0].(*mcp.TextContent).Text; got != want {
+		t.Errorf("fields block = %s, want %s", got, want)
 	}
 	if got := r.Content[1].(*mcp.TextContent).Text; got != "%1 text" {
 		t.Errorf("pane text changed: %q", got)
+	}
+	// Pane text that is JSON, not the fields, is left as it is.
+	paneJSON := `{"paneId":"%9"}`
+	r = &mcp.CallToolResult{StructuredContent: map[string]any{"paneId": "%1"}, Content: []mcp.Content{&mcp.TextContent{Text: paneJSON}}}
+	prefixResult(r, "gpu")
+	if got := r.Content[0].(*mcp.TextContent).Text; got != paneJSON {
+		t.Errorf("pane text rewritten: %s", got)
 	}
 }
 
