@@ -34,7 +34,8 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	want := []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList,
 		rowRunTrue, rowRunMethod, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
 		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas,
-		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, rowListMany, rowListManyFormat, floodMemory, floodWritten}
+		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, rowListMany, rowListManyFormat,
+		rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote, floodMemory, floodWritten}
 	got := map[string]row{}
 	for _, r := range rep.Rows {
 		got[r.Measurement] = r

@@ -255,6 +255,7 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
 		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
 		{[]string{rowListMany, rowListManyFormat}, b.listMany},
+		{[]string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
 		{[]string{floodMemory, floodWritten}, b.flood},
 	}
 	var rows []row

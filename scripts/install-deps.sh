@@ -2,18 +2,22 @@
 # Installs what tmcp needs beyond Go, as Debian packages: tmux, and the shells
 # the end-to-end tests drive (zsh, fish, mksh; bash and dash are already there);
 # and, when npm is there, the official TypeScript MCP client the HTTP test
-# drives tmcp with, into that test's own directory.
+# drives tmcp with, into that test's own directory; and OpenSSH (client and
+# server), which the remote-host tests run a private sshd with.
 # Safe to run again: it installs only what is missing, with at most one
 # apt-get update, and prints nothing when all is there.
 set -euo pipefail
 
 # command:package pairs; the command name is what the tests look for on PATH.
-wanted="tmux:tmux zsh:zsh fish:fish mksh:mksh"
+wanted="tmux:tmux zsh:zsh fish:fish mksh:mksh ssh:openssh-client /usr/sbin/sshd:openssh-server ssh-keygen:openssh-client"
 
 missing=()
 for pair in $wanted; do
   if ! command -v "${pair%%:*}" >/dev/null 2>&1; then
-    missing+=("${pair#*:}")
+    case " ${missing[*]:-} " in
+      *" ${pair#*:} "*) ;;
+      *) missing+=("${pair#*:}") ;;
+    esac
   fi
 done
 tsclient="$(cd "$(dirname "$0")/.." && pwd)/cmd/tmcp/testdata/tsclient"

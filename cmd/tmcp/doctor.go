@@ -8,15 +8,43 @@ import (
 	"os"
 	"time"
 
+	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/mcpserver"
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
-// doctorTimeout bounds each check, so a stopped tmux cannot hang -doctor.
-const doctorTimeout = 3 * time.Second
+// doctorTimeout bounds each check, so a stopped tmux cannot hang -doctor;
+// hostTimeout each remote host's, past ssh's connect timeout.
+const (
+	doctorTimeout = 3 * time.Second
+	hostTimeout   = hosts.DefaultConnectTimeout + time.Second
+)
 
-// doctor prints what tmcp would work with and whether it works.
-func doctor(ctx context.Context, w io.Writer, tc *tmux.Client, srv *mcpserver.Server, tier mcpserver.Tier) error {
+// doctor prints what tmcp would work with and whether it works: the local
+// tmux, then each remote host.
+func doctor(ctx context.Context, w io.Writer, tc *tmux.Client, set *hosts.Set, srv *mcpserver.Server, tier mcpserver.Tier) error {
+	err := doctorLocal(ctx, w, tc, srv, tier)
+	for _, name := range set.Names() {
+		h, _ := set.Host(name)
+		hctx, cancel := context.WithTimeout(ctx, hostTimeout)
+		c, herr := set.Client(hctx, name)
+		var sessions []tmux.Session
+		if herr == nil {
+			sessions, herr = c.ListSessions(hctx)
+		}
+		cancel()
+		if herr != nil {
+			fmt.Fprintf(w, "host %s:  %s: not working: %v\n", name, h.Destination, herr)
+			err = errors.Join(err, herr)
+			continue
+		}
+		fmt.Fprintf(w, "host %s:  %s: tmux %s, %d sessions, control %v\n", name, h.Destination, c.Version(), len(sessions), c.ControlConnected())
+	}
+	return err
+}
+
+// doctorLocal checks the local tmux.
+func doctorLocal(ctx context.Context, w io.Writer, tc *tmux.Client, srv *mcpserver.Server, tier mcpserver.Tier) error {
 	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	fmt.Fprintf(w, "tmux:        %s (%s)\n", tc.Version(), tc.Binary())

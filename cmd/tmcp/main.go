@@ -5,6 +5,7 @@
 // Usage:
 //
 //	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH]
+//	     [--host NAME=DESTINATION[,socket=PATH][,socket-name=NAME][,binary=PATH]]… [--ssh-config FILE]
 //	tmcp --http ADDR [--token-file FILE] [HTTP flags]
 //	tmcp -tools | -doctor | -version | -demo
 //	tmcp init bash | zsh | fish
@@ -20,6 +21,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/mcpserver"
 	"github.com/tmcp/tmcp/internal/shellinit"
 	"github.com/tmcp/tmcp/internal/stdio"
@@ -42,6 +44,8 @@ type options struct {
 	socketName, socketPath, binary string
 	tools, doctor, version, demo   bool
 	initShell                      string // "tmcp init SHELL": print SHELL's integration snippet
+	hosts                          []hosts.Host
+	sshConfig                      string
 	http                           httpOptions
 }
 
@@ -52,6 +56,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.socketName, "socket-name", "", "tmux socket name (like tmux -L)")
 	fs.StringVar(&o.socketPath, "socket-path", "", "tmux socket path (like tmux -S); wins over -socket-name")
 	fs.StringVar(&o.binary, "binary", "tmux", "tmux executable, checked at start-up")
+	fs.Func("host", "a remote tmux over ssh, NAME=DESTINATION[,socket=PATH][,socket-name=NAME][,binary=PATH]; repeatable", func(v string) error {
+		h, err := hosts.Parse(v)
+		o.hosts = append(o.hosts, h)
+		return err
+	})
+	fs.StringVar(&o.sshConfig, "ssh-config", os.Getenv("TMCP_SSH_CONFIG"), "ssh configuration file for --host connections (ssh -F); default: ssh's own")
 	fs.BoolVar(&o.tools, "tools", false, "print the tools a client is offered at the tier in force, and exit")
 	fs.BoolVar(&o.doctor, "doctor", false, "check tmux, the socket and the control connection, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -64,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 45)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_SSH_CONFIG        the default of -ssh-config\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_TOKEN             with --http: a bearer token accepted at the tier TMCP_SAFETY sets\n")
 	}
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +127,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer tc.Close()
+	set, err := hosts.New(tc, o.hosts, hosts.SSH{ConfigFile: o.sshConfig})
+	if err != nil {
+		return err
+	}
+	defer set.Close()
 	ceiling, err := wait.ParseCeiling(os.Getenv("TMCP_WAIT_MAX_SECONDS"))
 	if err != nil {
 		return err
@@ -126,7 +142,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer closeAudit()
 	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
-		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != ""})
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set})
 	defer srv.Close()
 	if o.http.addr != "" && !o.tools && !o.doctor {
 		go srv.Prepare(ctx)
@@ -137,13 +153,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	stopOnSignal := context.AfterFunc(ctx, func() {
 		srv.Close()
 		tc.Close()
+		set.Close()
 	})
 	defer stopOnSignal()
 	switch {
 	case o.tools:
 		return printTools(stdout, srv, tier, recognised)
 	case o.doctor:
-		return doctor(ctx, stdout, tc, srv, tier)
+		return doctor(ctx, stdout, tc, set, srv, tier)
 	}
 	// tmux's clients attach while the client initializes, not during its
 	// first call.

@@ -43,6 +43,7 @@ type auditLine struct {
 	Outcome    string  `json:"outcome"` // ok, error, or a wait's outcome
 	DurationMS float64 `json:"durationMs"`
 	Session    string  `json:"session,omitempty"` // the MCP session id, over HTTP
+	Host       string  `json:"host,omitempty"`    // the remote host the call ran on
 	// Token is the caller's token as its transport names it
 	// (TokenInfo.UserID): over HTTP a short fingerprint, never the token.
 	Token     string         `json:"token,omitempty"`
@@ -150,6 +151,7 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		defer cancel()
 		res, err := next(s.arrive(withDeclaredCaller(callCtx, req), req), method, req)
 		line := callLine(start, params.Name)
+		line.Host = hostOf(ctx)
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			line.Session = ss.ID()
 		}

@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
 )
@@ -299,34 +295,14 @@ type listServersOut struct {
 }
 
 func (s *Server) listServers(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, listServersOut, error) {
-	current := s.tmux.SocketPath()
-	paths, err := socketsIn(tmux.SocketDir())
+	found, more, err := hosts.Servers(ctx, s.tmux, probeTimeout, maxServers)
 	if err != nil {
 		return nil, listServersOut{}, err
 	}
-	if !slices.ContainsFunc(paths, func(p string) bool { return sameFile(p, current) }) {
-		if _, err := os.Stat(current); err == nil {
-			paths = append(paths, current)
-		}
+	out := listServersOut{Servers: make([]ServerInfo, len(found)), More: more}
+	for i, f := range found {
+		out.Servers[i] = ServerInfo{Path: f.Path, Sessions: f.Sessions, Current: f.Current, State: serverState(f.Err)}
 	}
-	out := listServersOut{Servers: make([]ServerInfo, len(paths))}
-	if len(paths) > maxServers {
-		out.More = len(paths) - maxServers
-		paths = paths[:maxServers]
-		out.Servers = out.Servers[:maxServers]
-	}
-	var wg sync.WaitGroup
-	for i, path := range paths {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n, err := s.tmux.ProbeServer(ctx, path, probeTimeout)
-			info := ServerInfo{Path: path, Sessions: n, Current: sameFile(path, current)}
-			info.State = serverState(err)
-			out.Servers[i] = info
-		}()
-	}
-	wg.Wait()
 	return nil, out, nil
 }
 
@@ -345,33 +321,4 @@ func serverState(err error) string {
 		return stateUnreachable + ": " + ce.Message
 	}
 	return stateUnreachable + ": " + err.Error()
-}
-
-// socketsIn lists the sockets in dir, sorted; a missing dir holds none.
-func socketsIn(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the tmux socket directory %s: %w", dir, err)
-	}
-	var paths []string
-	for _, e := range entries {
-		if e.Type()&os.ModeSocket != 0 {
-			paths = append(paths, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(paths)
-	return paths, nil
-}
-
-// sameFile reports whether two paths name one socket, however written.
-func sameFile(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }

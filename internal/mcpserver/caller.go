@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/hosts"
 )
 
 // callerLookupTimeout bounds the search for the caller's pane, which runs
@@ -54,6 +56,10 @@ func withDeclaredCaller(ctx context.Context, req mcp.Request) context.Context {
 // declared, else, for a client that started tmcp over stdio, the pane tmcp
 // runs in. An HTTP client that declares none has no known pane.
 func (s *Server) callerPane(ctx context.Context) Caller {
+	if s.host != "" {
+		// The guard is local-only: no agent runs in a remote pane of ours.
+		return Caller{}
+	}
 	if id, ok := ctx.Value(declaredPaneKey{}).(string); ok {
 		return Caller{PaneID: id}
 	}
@@ -96,7 +102,7 @@ func (s *Server) findCaller(ctx context.Context) (c Caller, known bool) {
 	}
 	if id := os.Getenv("TMUX_PANE"); id != "" {
 		socket, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
-		if sameFile(socket, s.tmux.SocketPath()) {
+		if hosts.SameFile(socket, s.tmux.SocketPath()) {
 			for _, p := range panes {
 				if p.ID == id {
 					return Caller{PaneID: id}, true

@@ -45,8 +45,9 @@ type listSessionsIn struct {
 }
 
 type listSessionsOut struct {
-	Sessions []SessionInfo `json:"sessions"`
-	Total    int           `json:"total" jsonschema:"sessions before filtering"`
+	Sessions    []SessionInfo `json:"sessions"`
+	Total       int           `json:"total" jsonschema:"sessions before filtering"`
+	Unreachable []HostError   `json:"unreachable,omitempty" jsonschema:"hosts not reached in time (only with -host)"`
 }
 
 func (s *Server) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in listSessionsIn) (*mcp.CallToolResult, listSessionsOut, error) {
@@ -65,6 +66,9 @@ func (s *Server) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in li
 			continue
 		}
 		out.Sessions = append(out.Sessions, SessionInfo{SessionID: ss.ID, SessionName: ss.Name, Windows: ss.Windows, Attached: attached, Created: ss.Created})
+	}
+	if s.host == "" && !localOnly(ctx) {
+		s.listRemoteSessions(ctx, in, &out)
 	}
 	return nil, out, nil
 }

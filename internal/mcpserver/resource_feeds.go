@@ -54,13 +54,17 @@ func (f *feeds) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error 
 		return mcp.ResourceNotFoundError(uri)
 	}
 	if ref.kind != kindPane && ref.kind != kindContent {
-		return fmt.Errorf("subscribing to %s: only tmux://panes/{id} and tmux://panes/{id}/content send updates; read %s again instead", uri, uri)
+		return fmt.Errorf("subscribing to %s: only tmux://panes/{id} and tmux://panes/{id}/content send updates (and their tmux://hosts/{host}/ forms); read %s again instead", uri, uri)
 	}
 	if f.join(uri, req.Session) {
 		f.watchSession(req.Session)
 		return nil
 	}
-	stream, release, err := f.s.hub.Acquire(ctx, ref.target, 0)
+	srv, err := f.s.on(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("subscribing to %s: %w", uri, err)
+	}
+	stream, release, err := srv.hub.Acquire(ctx, ref.target, 0)
 	if err != nil {
 		if isMissing(err) {
 			return mcp.ResourceNotFoundError(uri)
@@ -84,7 +88,7 @@ func (f *feeds) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error 
 	}
 	f.byURI[uri] = fd
 	f.mu.Unlock()
-	go f.run(ctx, uri, ref.target, stream, release, fd.done)
+	go f.run(ctx, srv.hub, uri, ref.target, stream, release, fd.done)
 	f.watchSession(req.Session)
 	return nil
 }
@@ -165,7 +169,7 @@ func (f *feeds) watchSession(sess *mcp.ServerSession) {
 // at most once per feedInterval, until ctx ends. When the stream ends (the
 // pane died, closed or was respawned) it says so once more and follows a
 // respawned pane's new stream; a dead or closed pane ends the feed.
-func (f *feeds) run(ctx context.Context, uri, paneID string, stream *pane.Stream, release func(), done chan struct{}) {
+func (f *feeds) run(ctx context.Context, hub *pane.Hub, uri, paneID string, stream *pane.Stream, release func(), done chan struct{}) {
 	defer close(done)
 	defer func() { release() }()
 	end, lost := stream.End(), stream.LostBytes()
@@ -187,7 +191,7 @@ func (f *feeds) run(ctx context.Context, uri, paneID string, stream *pane.Stream
 				return
 			}
 			var err error
-			if stream, release, err = f.s.hub.Acquire(ctx, paneID, 0); err != nil {
+			if stream, release, err = hub.Acquire(ctx, paneID, 0); err != nil {
 				release = func() {}
 				return
 			}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/hosts"
 )
 
 // The tmux:// resources. Ids go without their sigil (windows/2 is @2,
@@ -20,6 +22,9 @@ const (
 	templatePanes   = "tmux://windows/{id}/panes"
 	templatePane    = "tmux://panes/{id}"
 	templateContent = "tmux://panes/{id}/content"
+	// hostPrefix starts the URI of a remote host's resource: the same
+	// paths after tmux://hosts/{host}/.
+	hostPrefix = "tmux://hosts/"
 
 	mimeJSON = "application/json"
 	mimeText = "text/plain"
@@ -45,11 +50,21 @@ const (
 type resourceRef struct {
 	kind   resourceKind
 	target string
+	host   string // a remote host's name, or "" for the local server
 }
 
 // parseResourceURI reads a tmux:// URI; ok is false when it names no
 // resource (a wrong shape, an id that is not a number, a bad escape).
 func parseResourceURI(uri string) (ref resourceRef, ok bool) {
+	if rest, remote := strings.CutPrefix(uri, hostPrefix); remote {
+		host, path, found := strings.Cut(rest, "/")
+		if !found || hosts.CheckName(host) != nil {
+			return ref, false
+		}
+		ref, ok = parseResourceURI("tmux://" + path)
+		ref.host = host
+		return ref, ok
+	}
 	rest, found := strings.CutPrefix(uri, "tmux://")
 	if !found {
 		return ref, false
@@ -91,7 +106,29 @@ func (s *Server) addResources(m *mcp.Server, f *feeds) {
 			Description: "A pane's screen text, bounded like capture_pane; id without %. Subscribable."},
 	} {
 		m.AddResourceTemplate(t, s.readResource)
+		if len(s.hostNames()) > 0 {
+			remote := *t
+			remote.URITemplate = hostPrefix + "{host}/" + strings.TrimPrefix(t.URITemplate, "tmux://")
+			remote.Name = "host " + t.Name
+			m.AddResourceTemplate(&remote, s.readResource)
+		}
 	}
+	if len(s.hostNames()) > 0 {
+		m.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: hostPrefix + "{host}/sessions", Name: "host sessions", MIMEType: mimeJSON,
+			Description: "A remote host's tmux sessions."}, s.readResource)
+	}
+}
+
+// on returns the server a resource reference addresses: s, or the view of
+// its remote host.
+func (s *Server) on(ctx context.Context, ref resourceRef) (*Server, error) {
+	if ref.host == "" {
+		return s, nil
+	}
+	if _, ok := s.cfg.Hosts.Host(ref.host); s.cfg.Hosts == nil || !ok {
+		return nil, fmt.Errorf("host %q is not configured", ref.host)
+	}
+	return s.view(ctx, ref.host)
 }
 
 // readResource answers resources/read for every tmux:// URI, with the
@@ -102,10 +139,11 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	var (
-		v   any
-		err error
-	)
+	s, err := s.on(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", uri, err)
+	}
+	var v any
 	switch ref.kind {
 	case kindSessions:
 		_, v, err = s.listSessions(ctx, nil, listSessionsIn{})
@@ -133,6 +171,16 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", uri, err)
 	}
+	if ref.host != "" {
+		// Ids as the tools give them for this host: prefixed with its name.
+		var generic any
+		if json.Unmarshal(b, &generic) == nil {
+			prefixIDs(generic, ref.host)
+			if pb, err := json.Marshal(generic); err == nil {
+				b = pb
+			}
+		}
+	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeJSON, Text: string(b)}}}, nil
 }
 
@@ -146,6 +194,24 @@ func isMissing(err error) bool {
 // resources, and the paneId argument of the prompts.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	ref, arg := req.Params.Ref, req.Params.Argument
+	if ref != nil && ref.Type == "ref/resource" && strings.HasPrefix(ref.URI, hostPrefix+"{host}/") {
+		// A host's template: its host from the names configured, the rest
+		// as the local template's, on that host.
+		if arg.Name == "host" {
+			return &mcp.CompleteResult{Completion: completion(s.hostNames(), arg.Value)}, nil
+		}
+		var host string
+		if c := req.Params.Context; c != nil {
+			host = c.Arguments["host"]
+		}
+		v, err := s.on(ctx, resourceRef{host: host})
+		if err != nil || host == "" {
+			return &mcp.CompleteResult{Completion: completion(nil, arg.Value)}, nil
+		}
+		local := *req.Params
+		local.Ref = &mcp.CompleteReference{Type: ref.Type, URI: "tmux://" + strings.TrimPrefix(ref.URI, hostPrefix+"{host}/")}
+		return v.complete(ctx, &mcp.CompleteRequest{Session: req.Session, Params: &local})
+	}
 	var values []string
 	var err error
 	what, trim := "", "" // the targets listed, and the sigil a URI leaves out

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
@@ -33,6 +34,9 @@ type Config struct {
 	// PromptsAsTools also offers the prompts through the get_prompt tool
 	// (TMCP_PROMPTS_AS_TOOLS=1), for clients that do not read prompts.
 	PromptsAsTools bool
+	// Hosts are the remote tmux servers a call may name with its host
+	// argument; nil or empty: only the local one, and no host argument.
+	Hosts *hosts.Set
 }
 
 // Server holds what the tools share: the tmux connection, the pane
@@ -46,12 +50,17 @@ type Server struct {
 	arrivals *arrivals
 	callers  *callerCache
 	cfg      Config
+	// host names the remote host this server view drives ("" for the
+	// local server); hostViews holds the views of the remote hosts.
+	host      string
+	hostViews *hostViews
 
 	// The tool registry, built on first use and kept, like the SDK's own
 	// tool set; schemas caches the SDK's resolution of its schemas, so an
 	// MCP server made again for the same tools resolves nothing twice.
 	registryOnce sync.Once
 	registry     []toolDef
+	byName       map[string]toolDef
 	schemas      *mcp.SchemaCache
 }
 
@@ -62,7 +71,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 	}
 	hub := pane.NewHub(tc)
 	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), arrivals: &arrivals{},
-		callers: &callerCache{lock: make(chan struct{}, 1)}, cfg: cfg, schemas: mcp.NewSchemaCache()}
+		callers: &callerCache{lock: make(chan struct{}, 1)}, cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}
@@ -77,7 +86,7 @@ func (s *Server) WithTier(t Tier) *Server {
 	cfg := s.cfg
 	cfg.Tier = t
 	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, audit: s.audit, arrivals: s.arrivals, callers: s.callers,
-		cfg: cfg, schemas: s.schemas}
+		cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
 }
 
 // Prepare attaches the command client, so that the first call does not
@@ -90,6 +99,7 @@ func (s *Server) Prepare(ctx context.Context) {
 
 // Close stops following jobs and streaming panes.
 func (s *Server) Close() {
+	s.closeViews()
 	s.waits.Close()
 	s.hub.Close()
 }
@@ -102,6 +112,9 @@ type toolDef struct {
 	add    func(*mcp.Server)
 	result *jsonschema.Schema // the output schema before compaction, for docs
 	call   invoker            // runs the tool in-process, for batches
+	// handler is the typed handler (an mcp.ToolHandlerFor[In, Out]) that
+	// a call routed to a remote host's view runs there.
+	handler any
 }
 
 // define binds a typed handler to its tool, with both schemas derived
@@ -112,14 +125,36 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	out := result.CloneSchemas()
 	compactOutput(out)
 	t.OutputSchema = out
-	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, h) }, result: result,
-		call: invokerFor(t, h)}
+	// A call routed to a remote host runs the same tool of that host's view.
+	routed := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if v := routedTo(ctx); v != nil {
+			if d, ok := v.definition(t.Name); ok {
+				return d.handler.(mcp.ToolHandlerFor[In, Out])(context.WithValue(ctx, routeKey{}, nil), req, in)
+			}
+		}
+		return h(ctx, req, in)
+	}
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, routed) }, result: result,
+		call: invokerFor(t, routed), handler: h}
+}
+
+// definition returns the tool called name.
+func (s *Server) definition(name string) (toolDef, bool) {
+	s.definitions()
+	d, ok := s.byName[name]
+	return d, ok
 }
 
 // definitions returns every tool tmcp has, whatever the tier, built once;
 // callers must not change it.
 func (s *Server) definitions() []toolDef {
-	s.registryOnce.Do(func() { s.registry = s.buildDefinitions() })
+	s.registryOnce.Do(func() {
+		s.registry = s.buildDefinitions()
+		s.byName = make(map[string]toolDef, len(s.registry))
+		for _, d := range s.registry {
+			s.byName[d.tool.Name] = d
+		}
+	})
 	return s.registry
 }
 
@@ -143,6 +178,7 @@ func (s *Server) buildDefinitions() []toolDef {
 	for _, d := range defs {
 		reg.tools[d.tool.Name] = d
 	}
+	s.addHostArg(defs)
 	return defs
 }
 
@@ -159,7 +195,7 @@ func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
 	}
 	s.addResources(m, feeds)
 	s.addPrompts(m)
-	m.AddReceivingMiddleware(s.observe)
+	m.AddReceivingMiddleware(s.route, s.observe)
 	return m
 }
 
@@ -187,6 +223,9 @@ func (s *Server) Instructions(ctx context.Context) string {
 	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted: the only one (refused if several). ")
 	b.WriteString("Start with list_panes. run_command gives a command's status and output; wait_for_text waits for output; capture_since reads only what is new. ")
 	fmt.Fprintf(&b, "maxLines/maxBytes keep the last lines. Waits end by %gs; to wait longer, call again with the returned cursor or jobId. ", s.cfg.Ceiling.Seconds())
+	if names := s.hostNames(); len(names) > 0 {
+		fmt.Fprintf(&b, "host: %s, remote tmux over ssh (omitted: local); their ids come back as host:%%3 and are passed back as they are. ", strings.Join(names, ", "))
+	}
 	fmt.Fprintf(&b, "Safety tier: %s (%s). ", s.cfg.Tier, s.cfg.Tier.Offers())
 	switch c := s.ownPane(ctx); {
 	case c.PaneID == "":

@@ -166,7 +166,7 @@ type waitForTextIn struct {
 }
 
 type waitForTextOut struct {
-	Outcome         string        `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, output_lost or cancelled"`
+	Outcome         string        `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, connection_lost, output_lost or cancelled"`
 	Matched         string        `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait (to 512 bytes)"`
 	Pattern         string        `json:"pattern,omitempty"`
 	Cursor          string        `json:"cursor" jsonschema:"pass to the next wait_for_text or capture_since"`
@@ -334,7 +334,7 @@ type waitForCommandIn struct {
 }
 
 type waitForCommandOut struct {
-	Outcome         string  `json:"outcome" jsonschema:"ended, timeout, no_marks, pane_died, output_lost or cancelled"`
+	Outcome         string  `json:"outcome" jsonschema:"ended, timeout, no_marks, pane_died, connection_lost, output_lost or cancelled"`
 	ExitStatus      *int    `json:"exitStatus,omitempty"`
 	DurationSeconds float64 `json:"durationSeconds,omitempty"`
 	Running         bool    `json:"running,omitempty"`
@@ -377,7 +377,7 @@ type channelIn struct {
 }
 
 type channelOut struct {
-	Outcome string `json:"outcome" jsonschema:"signalled, timeout, server_gone or cancelled"`
+	Outcome string `json:"outcome" jsonschema:"signalled, timeout, server_gone, connection_lost or cancelled"`
 	waitTiming
 }
 

@@ -37,11 +37,22 @@ type workspaceOut struct {
 
 func (s *Server) buildWorkspace(ctx context.Context, _ *mcp.CallToolRequest, in buildWorkspaceIn) (*mcp.CallToolResult, workspaceOut, error) {
 	home, _ := os.UserHomeDir()
+	if s.tmux.Remote() {
+		// Directories are the far side's: its tmux server's HOME, and no
+		// local check of whether they exist.
+		home = ""
+		if env, err := s.tmux.ShowEnvironment(ctx, "", "HOME"); err == nil && len(env) == 1 {
+			home = env[0].Value
+		}
+	}
 	plan, err := workspace.Parse([]byte(in.YAML), home, tmux.CheckLayout)
 	if err != nil {
 		return nil, workspaceOut{}, fmt.Errorf("the workspace document: %w; nothing was made", err)
 	}
 	for _, d := range plan.Dirs() {
+		if s.tmux.Remote() {
+			break
+		}
 		if st, err := os.Stat(d.Path); err != nil || !st.IsDir() {
 			return nil, workspaceOut{}, fmt.Errorf("the workspace document: line %d: start_directory %s is not a directory; nothing was made", d.Line, d.Path)
 		}

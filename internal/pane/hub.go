@@ -152,6 +152,8 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 func feed(s *Stream) func(tmux.OutputEvent) {
 	return func(ev tmux.OutputEvent) {
 		switch {
+		case ev.Ended && ev.Lost:
+			s.Disconnect("the connection to tmux was lost (" + ev.Reason + "); call again to reconnect")
 		case ev.Ended:
 			s.Close("the pane's session or server went away")
 		case ev.Paused:

@@ -27,17 +27,18 @@ type Stream struct {
 	paneID string
 	gen    uint64
 
-	mu      sync.Mutex
-	ring    *Ring
-	lost    int64
-	lostAt  int64 // where the stream ended at the last loss
-	closed  bool
-	reason  string
-	changed chan struct{} // nil until someone waits; closed on the next change
-	taps    map[*tap]struct{}
-	recent  [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
-	nRecent int
-	prompt  *PromptTracker // the shell's marks, over every byte written
+	mu           sync.Mutex
+	ring         *Ring
+	lost         int64
+	lostAt       int64 // where the stream ended at the last loss
+	closed       bool
+	reason       string
+	disconnected bool          // closed because the connection to tmux broke
+	changed      chan struct{} // nil until someone waits; closed on the next change
+	taps         map[*tap]struct{}
+	recent       [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
+	nRecent      int
+	prompt       *PromptTracker // the shell's marks, over every byte written
 }
 
 // recentWrites writes are remembered with their time, at most one per
@@ -136,11 +137,29 @@ func (s *Stream) Lost(n int64) {
 // watched, and wakes the waiters. Bytes already written stay readable.
 // Only the first reason is kept.
 func (s *Stream) Close(reason string) {
+	s.close(reason, false)
+}
+
+// Disconnect closes the stream because the connection to the pane's tmux
+// broke: the pane may still be alive, out of reach.
+func (s *Stream) Disconnect(reason string) {
+	s.close(reason, true)
+}
+
+// Disconnected reports whether the stream was closed by Disconnect.
+func (s *Stream) Disconnected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.disconnected
+}
+
+func (s *Stream) close(reason string, disconnected bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
+	s.disconnected = disconnected
 	s.closed = true
 	s.reason = reason
 	if s.changed == nil {

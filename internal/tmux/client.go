@@ -107,6 +107,10 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 // Version returns the tmux version, such as "3.3a".
 func (c *Client) Version() string { return c.version }
 
+// Remote reports whether the client reaches its server through a
+// transport (ssh): local files and processes say nothing about it.
+func (c *Client) Remote() bool { return len(c.launcher.Prefix) > 0 }
+
 // Binary returns the resolved path of the tmux executable.
 func (c *Client) Binary() string { return c.binary }
 
@@ -318,10 +322,21 @@ func (c *Client) close() {
 // SocketPath returns the path of the socket the client addresses, worked
 // out as tmux does: -S, else -L NAME (or "default") under TMUX_TMPDIR (or
 // /tmp) in tmux-UID, else the socket of the enclosing $TMUX.
+//
+// For a remote server (a client with a transport prefix) it is the path as
+// configured, or the far side's default named by tmux's rule with its
+// unknown parts left as they are: it is not a local path.
 func (c *Client) SocketPath() string {
 	l := c.launcher
 	if l.SocketPath != "" {
 		return l.SocketPath
+	}
+	if c.Remote() {
+		name := l.SocketName
+		if name == "" {
+			name = "default"
+		}
+		return "${TMUX_TMPDIR:-/tmp}/tmux-UID/" + name
 	}
 	if l.SocketName == "" {
 		if env := os.Getenv("TMUX"); env != "" {

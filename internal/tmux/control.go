@@ -44,7 +44,12 @@ type OutputEvent struct {
 	Data   []byte // bytes the pane's program wrote, unescaped; valid only until the receiver returns
 	Paused bool   // tmux paused this pane's output: bytes were dropped
 	Ended  bool   // the stream ended: the pane's session or server is gone
-	Layout bool   // panes or windows came, went or changed (Pane is empty)
+	// Lost, with Ended, says the connection to tmux broke (its client
+	// process died, or the network under it) without tmux ending it;
+	// Reason then says how.
+	Lost   bool
+	Reason string
+	Layout bool // panes or windows came, went or changed (Pane is empty)
 }
 
 // controlClient is one `tmux -C attach` process. Commands are written one
@@ -73,6 +78,8 @@ type controlClient struct {
 	seq       uint64
 	session   string // "$1", from %session-changed
 	exitNote  string
+	exited    bool // tmux said %exit: the client did not just vanish
+	remote    bool // runs through a transport (ssh) that can break on its own
 	closeOnce sync.Once
 }
 
@@ -130,6 +137,7 @@ func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target s
 		done:    make(chan struct{}),
 		reaped:  make(chan struct{}),
 		ready:   make(chan struct{}),
+		remote:  len(l.Prefix) > 0,
 	}
 	cmd.Stderr = &lockedWriter{w: c.stderr, mu: &c.mu}
 	l.started.Add(1)
@@ -179,6 +187,18 @@ func (c *controlClient) failure() string {
 		return "control client exited: " + c.exitNote
 	}
 	return "control client exited"
+}
+
+// lost reports whether the client ended without tmux ending it (no
+// %exit), and how.
+func (c *controlClient) lost() (bool, string) {
+	c.mu.Lock()
+	exited := c.exited
+	c.mu.Unlock()
+	if exited {
+		return false, ""
+	}
+	return true, c.failure()
 }
 
 // alive reports whether the client can still take commands.
@@ -244,6 +264,9 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	select {
 	case c.writes <- r:
 	case <-c.done:
+		if lost, _ := c.lost(); lost && c.remote {
+			return nil, errors.Join(errClosed, ErrConnectionLost)
+		}
 		return nil, errClosed
 	case <-ctx.Done():
 		return nil, notSent(args, ctx.Err())
@@ -358,10 +381,17 @@ func (c *controlClient) readLoop(stdout io.Reader) {
 	c.pending, c.drained = nil, true
 	c.mu.Unlock()
 	msg := c.failure()
+	lost, _ := c.lost()
+	lost = lost && c.remote
 	for _, r := range pending {
-		if r.started {
+		switch {
+		case r.started && lost:
+			r.err = &CommandError{Args: r.args, Message: ErrConnectionLost.Error() + " during the command: " + msg, Err: ErrConnectionLost}
+		case r.started:
 			r.err = &CommandError{Args: r.args, Message: "tmux ended the connection during the command: " + msg}
-		} else {
+		case lost:
+			r.err = errors.Join(errClosed, ErrConnectionLost)
+		default:
 			r.err = errClosed
 		}
 		close(r.done)

@@ -203,6 +203,7 @@ func (p *replyParser) dispatch(n notification) {
 	case lineExit:
 		c.mu.Lock()
 		c.exitNote = string(n.data)
+		c.exited = true
 		c.mu.Unlock()
 	}
 }

@@ -19,29 +19,59 @@ import (
 // until the server resumed.
 const processWaitDelay = 100 * time.Millisecond
 
+// sshFailed is the status ssh exits with when it fails itself (cannot
+// connect, authenticate, or lost the connection), as opposed to the
+// remote command's status, which tmux never makes 255.
+const sshFailed = 255
+
 // Launcher starts every tmux process tmcp runs, control clients and one-off
-// commands alike. Prefix lets a later transport (for example
-// `ssh -T -- HOST`) stand in front of the binary without touching callers.
+// commands alike. Prefix lets a transport (such as `ssh -T … -- HOST`)
+// stand in front of the binary without touching callers.
 type Launcher struct {
-	Prefix     []string // argv placed before the binary; empty for local tmux
-	Binary     string   // the tmux executable
-	SocketName string   // -L NAME, if set
-	SocketPath string   // -S PATH, if set (wins over SocketName)
+	// Prefix is the argv placed before the binary; empty for local tmux.
+	// A transport joins the words after it into one line that a shell on
+	// the far side splits again, as ssh does, so with a Prefix each of
+	// those words is quoted for a POSIX shell.
+	Prefix     []string
+	Binary     string // the tmux executable
+	SocketName string // -L NAME, if set
+	SocketPath string // -S PATH, if set (wins over SocketName)
 
 	started atomic.Int64
 }
 
 // argv returns the full argument vector for a tmux invocation.
 func (l *Launcher) argv(args ...string) []string {
-	v := append([]string(nil), l.Prefix...)
-	v = append(v, l.Binary)
+	v := []string{l.Binary}
+	if len(l.Prefix) > 0 {
+		// The far side's locale is unknown (ssh passes none): without -u a
+		// tmux in the C locale writes '_' for the control characters that
+		// separate list fields, and for every non-ASCII character.
+		v = append(v, "-u")
+	}
 	switch {
 	case l.SocketPath != "":
 		v = append(v, "-S", l.SocketPath)
 	case l.SocketName != "":
 		v = append(v, "-L", l.SocketName)
 	}
-	return append(v, args...)
+	v = append(v, args...)
+	if len(l.Prefix) == 0 {
+		return v
+	}
+	for i, w := range v {
+		v[i] = shellQuote(w)
+	}
+	return append(append([]string(nil), l.Prefix...), v...)
+}
+
+// shellQuote returns s as one word for a POSIX shell: inside single
+// quotes, where only the single quote itself needs care.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // command builds an unstarted tmux process. When ctx ends the process is
@@ -84,6 +114,11 @@ func (l *Launcher) run(ctx context.Context, args ...string) ([]string, error) {
 		if !errors.As(err, &exitErr) {
 			return nil, &CommandError{Args: args, Message: msg, Err: err}
 		}
+		if len(l.Prefix) > 0 && (exitErr.ExitCode() == sshFailed || exitErr.ExitCode() < 0) {
+			// ssh's own failure (or a death by signal), not tmux's answer:
+			// the transport could not connect or broke.
+			return nil, &CommandError{Args: args, Message: msg, Err: ErrConnectionLost}
+		}
 		return nil, &CommandError{Args: args, Message: msg}
 	}
 	return splitLines(stdout.String()), nil
@@ -114,6 +149,11 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // ErrNoAnswer is wrapped by the error of every tmux command or probe that
 // got no answer in time: the server is wedged, stopped or overloaded.
 var ErrNoAnswer = errors.New("no answer from tmux in time")
+
+// ErrConnectionLost is wrapped by the error of a command whose connection
+// to a remote tmux broke under it (its transport died without tmux ending
+// the connection). The server may be fine; the next command reconnects.
+var ErrConnectionLost = errors.New("the connection to tmux was lost")
 
 // ErrNotSent is wrapped, beside ErrNoAnswer, by the error of a command
 // whose caller gave up before it was written to tmux: it never runs. A

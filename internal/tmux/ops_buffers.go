@@ -108,13 +108,17 @@ func (c *Client) DeleteBuffer(ctx context.Context, name string) error {
 // ProbeServer asks the tmux server on socket how many sessions it has,
 // within timeout, as a separate process started by this client's
 // launcher. A socket with no server behind it gives an error for which
-// IsNoServer holds; a server that does not answer gives ErrNoAnswer.
+// IsNoServer holds; a server that does not answer gives ErrNoAnswer. An
+// empty socket probes the client's own server.
 func (c *Client) ProbeServer(ctx context.Context, socket string, timeout time.Duration) (int, error) {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
 	ctx, cancelProbe := context.WithTimeout(ctx, timeout)
 	defer cancelProbe()
 	l := &Launcher{Prefix: c.launcher.Prefix, Binary: c.launcher.Binary, SocketPath: socket}
+	if socket == "" {
+		l.SocketPath, l.SocketName = c.launcher.SocketPath, c.launcher.SocketName
+	}
 	out, err := l.run(ctx, "list-sessions", "-F", "#{session_id}")
 	c.launcher.started.Add(l.Started())
 	switch {

@@ -229,8 +229,12 @@ func (s *streamSet) ended(session string, cc *controlClient) {
 		}
 	}
 	s.mu.Unlock()
+	// Only a transport can break under a live server; a local client
+	// that vanishes went with its server, as before.
+	lost, why := cc.lost()
+	lost = lost && cc.remote
 	for _, w := range gone {
-		w.fn(OutputEvent{Pane: w.pane, Ended: true})
+		w.fn(OutputEvent{Pane: w.pane, Ended: true, Lost: lost, Reason: why})
 	}
 }
 

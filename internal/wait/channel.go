@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/tmux"
 )
 
 // channelPattern is what a channel name may be.
@@ -17,6 +19,9 @@ const (
 	ChannelTimeout    = "timeout"
 	ChannelServerGone = "server_gone"
 	ChannelCancelled  = "cancelled"
+	// ChannelDisconnected: the connection to a remote host broke during
+	// the wait; the channel may still be signalled there later.
+	ChannelDisconnected = "connection_lost"
 )
 
 // ChannelResult says how a wait on a channel ended.
@@ -57,6 +62,8 @@ func (s *Service) WaitForChannel(ctx context.Context, channel string, timeout Ti
 		return ChannelResult{Outcome: ChannelCancelled, Elapsed: elapsed}, nil
 	case wctx.Err() != nil:
 		return ChannelResult{Outcome: ChannelTimeout, Elapsed: elapsed}, nil
+	case errors.Is(err, tmux.ErrConnectionLost):
+		return ChannelResult{Outcome: ChannelDisconnected, Elapsed: elapsed}, nil
 	case !s.serverAlive(ctx):
 		// wait-for returns, with 0 or an error, when the server dies.
 		return ChannelResult{Outcome: ChannelServerGone, Elapsed: elapsed}, nil

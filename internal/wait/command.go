@@ -193,6 +193,9 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		}
 		if closed, reason := stream.Closed(); closed {
 			w.res.Outcome, w.res.Reason = OutcomePaneDied, reason
+			if stream.Disconnected() {
+				w.res.Outcome = OutcomeDisconnected
+			}
 			return w.finish(stream, start), nil
 		}
 		if stream.LostBytes() > lostAtStart {

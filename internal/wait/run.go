@@ -72,22 +72,23 @@ type job struct {
 	id, paneID, command string
 	started             time.Time
 
-	mu          sync.Mutex
-	finished    bool
-	status      *int
-	died        bool
-	reason      string
-	lost        bool
-	tail        *pane.TailBuffer
-	finishedAt  time.Time
-	done        chan struct{}
-	reads       chan struct{} // a token at each R mark: the shell reads what tmcp hands over
-	retry       *retry        // nothing ran, and this is how to try again
-	handedOver  bool          // the command is handed over, not typed as written
-	freshHelper bool          // the run hands the shell its helper: it cannot lack it
-	onEnd       func(*job)    // frees the pane; nil in tests of the reader
-	typedAt     time.Time     // when the typed line had been sent
-	keys        chan string   // interrupt keys tmcp sent after that
+	mu           sync.Mutex
+	finished     bool
+	status       *int
+	died         bool
+	reason       string
+	lost         bool
+	disconnected bool // the stream broke with its connection to a remote host
+	tail         *pane.TailBuffer
+	finishedAt   time.Time
+	done         chan struct{}
+	reads        chan struct{} // a token at each R mark: the shell reads what tmcp hands over
+	retry        *retry        // nothing ran, and this is how to try again
+	handedOver   bool          // the command is handed over, not typed as written
+	freshHelper  bool          // the run hands the shell its helper: it cannot lack it
+	onEnd        func(*job)    // frees the pane; nil in tests of the reader
+	typedAt      time.Time     // when the typed line had been sent
+	keys         chan string   // interrupt keys tmcp sent after that
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -455,9 +456,24 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			}
 			continue
 		}
-		if closed, reason := stream.Closed(); closed {
+		if closed, reason := stream.Closed(); closed && !stream.Disconnected() {
 			j.end(true, nil, reason)
 			return
+		} else if closed && lostEnd == nil {
+			// The connection to a remote host broke: the command may run
+			// on. Its output from here is lost; the job ends once the
+			// shell is seen in front again, over a new connection.
+			j.mu.Lock()
+			j.lost, j.disconnected = true, true
+			j.mu.Unlock()
+			t := time.NewTicker(lostEndEvery)
+			defer t.Stop()
+			lostEnd = t.C
+		}
+		ready, changed := f.ready, changed
+		if closed, _ := stream.Closed(); closed {
+			// Both stay ready once closed: only the looks may wake the loop.
+			ready, changed = nil, nil
 		}
 		var wake <-chan time.Time
 		if at := r.due(); !at.IsZero() {
@@ -465,7 +481,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			wake = due.C
 		}
 		select {
-		case <-f.ready:
+		case <-ready:
 		case <-changed:
 		case <-j.done:
 			return
@@ -486,7 +502,9 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			}
 			if inFront >= 2 {
 				reason := "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost"
-				if !j.lostOutput() {
+				if j.lostConnection() {
+					reason = "the connection to the host was lost during the command: it has ended since, but its exit status and its output after the drop are not known"
+				} else if !j.lostOutput() {
 					reason = "interrupted: the key cut off the shell's end mark as well, so the exit status is not known"
 				}
 				j.end(false, nil, reason)
@@ -704,6 +722,14 @@ func (r *reader) keySent(key string, now time.Time) {
 		return
 	}
 	r.interrupted = true
+}
+
+// lostConnection reports whether the job's stream broke with its
+// connection to a remote host.
+func (j *job) lostConnection() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.disconnected
 }
 
 // lostOutput reports whether tmux dropped some of the job's output.

@@ -23,14 +23,17 @@ const MaxMatchedBytes = 512
 
 // Outcomes of a wait for text.
 const (
-	OutcomeMatched   = "matched"
-	OutcomeStopped   = "stopped"
-	OutcomeOutput    = "output"
-	OutcomeIdle      = "idle"
-	OutcomeTimeout   = "timeout"
-	OutcomePaneDied  = "pane_died"
-	OutcomeLost      = "output_lost"
-	OutcomeCancelled = "cancelled"
+	OutcomeMatched  = "matched"
+	OutcomeStopped  = "stopped"
+	OutcomeOutput   = "output"
+	OutcomeIdle     = "idle"
+	OutcomeTimeout  = "timeout"
+	OutcomePaneDied = "pane_died"
+	OutcomeLost     = "output_lost"
+	// OutcomeDisconnected: the connection to the pane's tmux broke (a
+	// remote host's ssh went away); the pane may live on out of reach.
+	OutcomeDisconnected = "connection_lost"
+	OutcomeCancelled    = "cancelled"
 )
 
 // Arrival is what was seen of the panes when a request arrived, before its
@@ -131,6 +134,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	unansweredEnd := func(err error) (TextResult, error) {
 		if unanswered(wctx, err) {
 			return TextResult{Outcome: OutcomeTimeout, Reason: noAnswerReason, Elapsed: time.Since(start)}, nil
+		}
+		if errors.Is(err, tmux.ErrConnectionLost) {
+			return TextResult{Outcome: OutcomeDisconnected, Reason: err.Error() + "; call again to reconnect", Elapsed: time.Since(start)}, nil
 		}
 		return TextResult{}, err
 	}
@@ -293,6 +299,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		}
 		if closed, reason := stream.Closed(); closed {
 			w.res.Outcome, w.res.Reason = OutcomePaneDied, reason
+			if stream.Disconnected() {
+				w.res.Outcome = OutcomeDisconnected
+			}
 			return s.finish(ctx, w, stream, start), nil
 		}
 		if lost := stream.LostBytes() - lostAtStart; lost > 0 {
