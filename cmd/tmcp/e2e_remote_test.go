@@ -230,9 +230,11 @@ func TestAWaitAcrossADroppedConnectionEndsAtOnceAndTheHostComesBack(t *testing.T
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the wait did not end after its connection (ssh pid %v) was killed", killed)
 	}
-	// The host is reached again, and a new wait streams again.
+	// The host is reached again, and a new wait streams again, from a
+	// cursor taken before the keys, so the line cannot come before it.
+	since, _ := s.since(map[string]any{"paneId": id})
 	s.ok("send_keys", map[string]any{"paneId": id, "keys": "echo back-again"}, nil)
-	if w, _ := s.waitText(map[string]any{"paneId": id, "patterns": []string{"back-again"}, "timeoutSeconds": 10}); w.Outcome != "matched" {
+	if w, _ := s.waitText(map[string]any{"paneId": id, "cursor": since.Cursor, "patterns": []string{"back-again"}, "timeoutSeconds": 10}); w.Outcome != "matched" {
 		t.Errorf("wait after reconnecting: %+v, want matched", w)
 	}
 }
