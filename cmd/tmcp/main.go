@@ -162,9 +162,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case o.doctor:
 		return doctor(ctx, stdout, tc, set, srv, tier)
 	}
-	// tmux's clients attach while the client initializes, not during its
-	// first call.
-	go srv.Prepare(ctx)
+	// tmux's command client attaches while the client initializes, not
+	// during its first call.
+	srv.StartPrepare(ctx)
 	return serve(ctx, srv, stdin, stdout)
 }
 

@@ -34,7 +34,15 @@ const arrivalSlack = 10 * time.Millisecond
 type arrivals struct {
 	next  atomic.Uint64
 	marks sync.Map // uint64 → *stamp
+	// prepared, once StartPrepare was called, is closed when the command
+	// client is attached (or could not be).
+	prepared atomic.Pointer[chan struct{}]
 }
+
+// prepareWait bounds how long the answer to initialize waits for the
+// command client: a tmux that does not answer must not hold the client's
+// start for long.
+const prepareWait = time.Second
 
 // Transport wraps a transport so that each tool call is stamped with where
 // the pane streams stood the moment it was read off the wire: a wait then
@@ -64,6 +72,18 @@ type stampingConn struct {
 
 func (c *stampingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+		// No call can come before the answer to initialize: held until
+		// the command client is attached, the first call finds it ready,
+		// and the screen a wait reads as it arrives is read at once.
+		if p := c.s.arrivals.prepared.Load(); p != nil {
+			select {
+			case <-*p:
+			case <-time.After(prepareWait):
+			case <-ctx.Done():
+			}
+		}
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.Extra == nil {
 		n := c.s.stampCall(req.Params)
 		req.Extra = &mcp.RequestExtra{Header: http.Header{arrivalHeader: {strconv.FormatUint(n, 10)}}}
@@ -96,8 +116,11 @@ func (s *Server) StampHTTP(header http.Header, body []byte) (done func()) {
 func (s *Server) stampCall(params json.RawMessage) uint64 {
 	n := s.arrivals.next.Add(1)
 	now := time.Now()
-	st := &stamp{at: now, marks: s.hub.MarksAt(now.Add(-arrivalSlack))}
+	st := &stamp{at: now}
+	// The screens first: each moment before they are read is one in which
+	// a line written just after the call could be taken for old.
 	s.startArrivalScreen(st, params)
+	st.marks = s.hub.MarksAt(now.Add(-arrivalSlack))
 	s.arrivals.marks.Store(n, st)
 	return n
 }
@@ -134,8 +157,8 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 	if len(targets) == 0 || len(targets) > wait.MaxWaitPanes {
 		return
 	}
-	if _, streamed := st.marks[args.PaneID]; streamed && len(targets) == 1 {
-		return
+	if len(targets) == 1 && s.hub.Stream(args.PaneID) != nil {
+		return // streamed: the stream's mark says where the call begins
 	}
 	st.screens = make(chan map[string][]string, 1)
 	budget := s.budget(&p)
@@ -153,14 +176,17 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 		} else if checkPaneID(args.PaneID) != nil {
 			return
 		}
+		if len(ids) == 1 {
+			if rows := s.waits.ArrivalScreen(ctx, ids[0]); rows != nil {
+				screens[ids[0]] = rows
+			}
+			return
+		}
 		// All at once, so that the last pane's screen is not read later
 		// than the first's by the time the others take.
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, id := range ids {
-			if _, streamed := st.marks[id]; streamed {
-				continue
-			}
 			wg.Go(func() {
 				if rows := s.waits.ArrivalScreen(ctx, id); rows != nil {
 					mu.Lock()

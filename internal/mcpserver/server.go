@@ -97,6 +97,18 @@ func (s *Server) Prepare(ctx context.Context) {
 	s.tmux.Prepare(ctx)
 }
 
+// StartPrepare runs Prepare in the background; the answer to a client's
+// initialize, read through Transport from now on, waits for it (a second
+// at most), so that its first call finds the command client attached.
+func (s *Server) StartPrepare(ctx context.Context) {
+	done := make(chan struct{})
+	s.arrivals.prepared.Store(&done)
+	go func() {
+		defer close(done)
+		s.Prepare(ctx)
+	}()
+}
+
 // Close stops following jobs and streaming panes.
 func (s *Server) Close() {
 	s.closeViews()
