@@ -29,6 +29,10 @@ const arrivalHeader = "X-Tmcp-Arrival"
 // before asking.
 const arrivalSlack = 10 * time.Millisecond
 
+// arrivalScreenHold bounds how long reading a call off the wire waits for
+// the screens a wait reads as it arrives.
+const arrivalScreenHold = 100 * time.Millisecond
+
 // arrivals keeps the stream marks taken as each tool call was read, until
 // its handler runs.
 type arrivals struct {
@@ -121,6 +125,15 @@ func (s *Server) stampCall(params json.RawMessage) uint64 {
 	// a line written just after the call could be taken for old.
 	s.startArrivalScreen(st, params)
 	st.marks = s.hub.MarksAt(now.Add(-arrivalSlack))
+	if st.read != nil {
+		// The call goes on once its screens are read, so that none of the
+		// commands it sends tmux comes before them; a tmux slow to answer
+		// holds the next message back this long at most.
+		select {
+		case <-st.read:
+		case <-time.After(arrivalScreenHold):
+		}
+	}
 	s.arrivals.marks.Store(n, st)
 	return n
 }
@@ -132,6 +145,7 @@ type stamp struct {
 	at      time.Time // when the call was read
 	marks   map[string]pane.Mark
 	screens chan map[string][]string // by pane; a pane whose screen could not be read is left out
+	read    chan struct{}            // closed once screens has its value
 }
 
 // startArrivalScreen begins reading the screens of the panes a
@@ -161,12 +175,16 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 		return // streamed: the stream's mark says where the call begins
 	}
 	st.screens = make(chan map[string][]string, 1)
+	st.read = make(chan struct{})
 	budget := s.budget(&p)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		defer cancel()
 		screens := map[string][]string{}
-		defer func() { st.screens <- screens }()
+		defer func() {
+			st.screens <- screens
+			close(st.read)
+		}()
 		ids := targets
 		if len(targets) > 1 || targets[0] != args.PaneID {
 			var err error
