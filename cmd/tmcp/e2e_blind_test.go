@@ -20,7 +20,8 @@ func TestWaitForTextNeverMissesALineWrittenJustAfterTheCallOnAPaneNeverWatched(t
 		// scripts/test.sh runs this test again without the race detector.
 		t.Skip("timing-sensitive: runs in the build without the race detector")
 	}
-	t.Parallel()
+	// Not in parallel: it times events to the millisecond, and the other
+	// such tests would load the machine for it (scripts/test.sh).
 	const fresh, old = 42, 6 // panes for lines after the call, and before it
 	srv := tmuxtest.New(t)
 	var panes []string
