@@ -131,28 +131,8 @@ func (s *Server) start(ctx context.Context) error {
 			"LogLevel ERROR",
 			"",
 		}, "\n"),
-		"ssh_config": strings.Join([]string{
-			"Host " + Alias,
-			"  HostName 127.0.0.1",
-			"  Port " + strconv.Itoa(port),
-			"  User " + me.Username,
-			"  IdentityFile " + s.path("client_key"),
-			"  IdentitiesOnly yes",
-			"  UserKnownHostsFile " + s.path("known_hosts"),
-			"  GlobalKnownHostsFile /dev/null",
-			"  StrictHostKeyChecking yes",
-			"  LogLevel ERROR",
-			"Host " + DownAlias,
-			"  HostName 127.0.0.1",
-			"  Port " + strconv.Itoa(down),
-			"  User " + me.Username,
-			"  IdentityFile " + s.path("client_key"),
-			"  IdentitiesOnly yes",
-			"  UserKnownHostsFile " + s.path("known_hosts"),
-			"  GlobalKnownHostsFile /dev/null",
-			"  StrictHostKeyChecking yes",
-			"",
-		}, "\n"),
+		"ssh_config": s.hostBlock(Alias, port, me.Username) + "  LogLevel ERROR\n" +
+			s.hostBlock(DownAlias, down, me.Username),
 	}
 	for name, text := range files {
 		if err := os.WriteFile(s.path(name), []byte(text), 0o600); err != nil {
@@ -197,6 +177,22 @@ func freePort() (int, error) {
 }
 
 // SSH returns an ssh command line that runs args on the server through
+// hostBlock is the ssh configuration of one name for 127.0.0.1:port.
+func (s *Server) hostBlock(alias string, port int, user string) string {
+	return strings.Join([]string{
+		"Host " + alias,
+		"  HostName 127.0.0.1",
+		"  Port " + strconv.Itoa(port),
+		"  User " + user,
+		"  IdentityFile " + s.path("client_key"),
+		"  IdentitiesOnly yes",
+		"  UserKnownHostsFile " + s.path("known_hosts"),
+		"  GlobalKnownHostsFile /dev/null",
+		"  StrictHostKeyChecking yes",
+		"",
+	}, "\n")
+}
+
 // Alias, with a fresh connection (no sharing): the floor a tool call over
 // one ssh process per call cannot beat.
 func (s *Server) SSH(args ...string) []string {
