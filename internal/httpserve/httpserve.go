@@ -135,7 +135,7 @@ func New(ctx context.Context, srv *mcpserver.Server, ln net.Listener, cfg Config
 		DisableLocalhostProtection: true,
 	})
 	limit := &sessionLimit{slots: make(chan struct{}, cfg.MaxSessions), find: s.session}
-	endpoint := hosts.wrap(newOriginGuard(cfg.AllowOrigins).wrap(requireToken(keys, limit.wrap(s.stamp(srv, sdk)))))
+	endpoint := hosts.wrap(newOriginGuard(cfg.AllowOrigins).wrap(requireToken(keys, s.stamp(srv, limit.wrap(sdk)))))
 	mux := http.NewServeMux()
 	mux.Handle(Path, endpoint)
 	s.handler = mux

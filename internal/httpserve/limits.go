@@ -3,10 +3,12 @@ package httpserve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,18 +18,24 @@ import (
 // sessionHeader is the streamable transport's session id header.
 const sessionHeader = "Mcp-Session-Id"
 
-// sessionLimit caps the sessions open at once. A POST without a session id
-// opens one: it takes a slot, which the session gives back when it ends
-// (closed by the client, expired, or failed to initialize).
+// sessionLimit caps the sessions open at once. A POST that carries an
+// initialize opens one: it takes a slot, which the session gives back when
+// it ends (closed by the client, expired, or failed to initialize). Other
+// POSTs without a session id (a client's server/discover probe) get a
+// session that ends with the request, and take no slot: the client may
+// send its initialize before that request's handler has returned, and a
+// slot still held then would refuse it.
 type sessionLimit struct {
 	slots chan struct{}
 	// find returns the open session with an id, or nil.
 	find func(id string) *mcp.ServerSession
 }
 
+// wrap must sit inside the layer that reads the body (Server.stamp), so
+// that the body it peeks at is in memory and within --max-body.
 func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
+		if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" || !carriesInitialize(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -49,6 +57,31 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 			<-l.slots
 		}()
 	})
+}
+
+// carriesInitialize reports whether a request's body is an initialize
+// request, alone or in a batch. The body is left to be read again.
+func carriesInitialize(r *http.Request) bool {
+	if r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	type message struct {
+		Method string `json:"method"`
+	}
+	var one message
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "initialize"
+	}
+	var batch []message
+	if json.Unmarshal(body, &batch) == nil {
+		return slices.ContainsFunc(batch, func(m message) bool { return m.Method == "initialize" })
+	}
+	return false
 }
 
 // readBody reads a request's body whole, up to max bytes (413 past it),
