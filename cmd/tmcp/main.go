@@ -172,8 +172,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 func serve(ctx context.Context, srv *mcpserver.Server, stdin io.Reader, stdout io.Writer) error {
 	// The stdio transport answers any line a client writes instead of
 	// ending the session, as the SDK's would.
-	transport := &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-	err := srv.MCPServer(ctx).Run(ctx, srv.Transport(transport))
+	// Its read loop stamps each call the moment the call is read.
+	transport := &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, Arrive: srv.Arrive}
+	err := srv.MCPServer(ctx).Run(ctx, transport)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

@@ -51,7 +51,8 @@ const prepareWait = time.Second
 // Transport wraps a transport so that each tool call is stamped with where
 // the pane streams stood the moment it was read off the wire: a wait then
 // counts from that moment, however long the call then takes to reach its
-// handler.
+// handler. A transport that can call Arrive from its own read loop needs
+// no wrapping, and stamps sooner.
 func (s *Server) Transport(t mcp.Transport) mcp.Transport {
 	return &stampingTransport{Transport: t, s: s}
 }
@@ -76,11 +77,28 @@ type stampingConn struct {
 
 func (c *stampingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+	if msg != nil {
+		c.s.stampArrival(ctx, msg)
+	}
+	return msg, err
+}
+
+// Arrive does what Transport does, for a transport that hands each
+// message to it the moment it is read (stdio.Transport's Arrive): with
+// no goroutine between reading the call and stamping it, a line a pane
+// writes just after the call has less time to come first.
+func (s *Server) Arrive(msg jsonrpc.Message) { s.stampArrival(context.Background(), msg) }
+
+func (s *Server) stampArrival(ctx context.Context, msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return
+	}
+	if req.Method == "initialize" {
 		// No call can come before the answer to initialize: held until
 		// the command client is attached, the first call finds it ready,
 		// and the screen a wait reads as it arrives is read at once.
-		if p := c.s.arrivals.prepared.Load(); p != nil {
+		if p := s.arrivals.prepared.Load(); p != nil {
 			select {
 			case <-*p:
 			case <-time.After(prepareWait):
@@ -88,11 +106,10 @@ func (c *stampingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 		}
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.Extra == nil {
-		n := c.s.stampCall(req.Params)
+	if req.Method == "tools/call" && req.Extra == nil {
+		n := s.stampCall(req.Params)
 		req.Extra = &mcp.RequestExtra{Header: http.Header{arrivalHeader: {strconv.FormatUint(n, 10)}}}
 	}
-	return msg, err
 }
 
 // StampHTTP does for a request of the streamable HTTP transport what
@@ -154,29 +171,12 @@ type stamp struct {
 // are what the wait counts as old. They are read apart, so a tmux that
 // does not answer holds no other request back.
 func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
-	var p mcp.CallToolParamsRaw
-	var args struct {
-		PaneID  string   `json:"paneId"`
-		PaneIDs []string `json:"paneIds"`
-		Cursor  string   `json:"cursor"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.Name != "wait_for_text" || json.Unmarshal(p.Arguments, &args) != nil ||
-		args.Cursor != "" {
+	paneID, targets, budget, ok := s.arrivalTargets(params)
+	if !ok {
 		return
-	}
-	targets := args.PaneIDs
-	if args.PaneID != "" {
-		targets = append([]string{args.PaneID}, targets...)
-	}
-	if len(targets) == 0 || len(targets) > wait.MaxWaitPanes {
-		return
-	}
-	if len(targets) == 1 && s.hub.Stream(args.PaneID) != nil {
-		return // streamed: the stream's mark says where the call begins
 	}
 	st.screens = make(chan map[string][]string, 1)
 	st.read = make(chan struct{})
-	budget := s.budget(&p)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		defer cancel()
@@ -186,12 +186,12 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 			close(st.read)
 		}()
 		ids := targets
-		if len(targets) > 1 || targets[0] != args.PaneID {
+		if len(targets) > 1 || targets[0] != paneID {
 			var err error
 			if ids, err = s.panesOf(ctx, targets); err != nil || len(ids) > wait.MaxWaitPanes {
 				return
 			}
-		} else if checkPaneID(args.PaneID) != nil {
+		} else if checkPaneID(paneID) != nil {
 			return
 		}
 		if len(ids) == 1 {
@@ -215,6 +215,41 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 		}
 		wg.Wait()
 	}()
+}
+
+// arrivalTargets reads from a tool call's params what startArrivalScreen
+// needs: the panes a wait_for_text names, when their screens are to be
+// read as it arrives, and the call's budget.
+func (s *Server) arrivalTargets(params json.RawMessage) (paneID string, targets []string, budget time.Duration, ok bool) {
+	var p mcp.CallToolParamsRaw
+	var args struct {
+		PaneID  string   `json:"paneId"`
+		PaneIDs []string `json:"paneIds"`
+		Cursor  string   `json:"cursor"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name != "wait_for_text" || json.Unmarshal(p.Arguments, &args) != nil ||
+		args.Cursor != "" {
+		return "", nil, 0, false
+	}
+	targets = args.PaneIDs
+	if args.PaneID != "" {
+		targets = append([]string{args.PaneID}, targets...)
+	}
+	if len(targets) == 0 || len(targets) > wait.MaxWaitPanes {
+		return "", nil, 0, false
+	}
+	if len(targets) == 1 && s.hub.Stream(args.PaneID) != nil {
+		return "", nil, 0, false // streamed: the stream's mark says where the call begins
+	}
+	return args.PaneID, targets, s.budget(&p), true
+}
+
+// warmArrival reads a made-up wait_for_text call as startArrivalScreen
+// would, so that the first real one does not pay for building the JSON
+// decoders of its types: a few tenths of a millisecond, in which a line
+// written just after the call would be on the screen read as old.
+func (s *Server) warmArrival() {
+	s.arrivalTargets(json.RawMessage(`{"name":"wait_for_text","arguments":{"paneId":"%0","paneIds":["%1"],"patterns":["x"],"timeoutSeconds":1}}`))
 }
 
 // arrivalStamp returns the stamp of a request as it was read, or one taken

@@ -89,11 +89,12 @@ func (s *Server) WithTier(t Tier) *Server {
 		cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
 }
 
-// Prepare attaches the command client, so that the first call does not
-// wait for it. Output clients are not attached ahead of need: on tmux 3.3a,
+// Prepare attaches the command client, and readies what reading a call as
+// it arrives takes, so that the first call does not wait for either. Output clients are not attached ahead of need: on tmux 3.3a,
 // attaching one to every session at start, while other clients came and
 // went, crashed the server (the bench's start-up rows, in 2 runs of 4).
 func (s *Server) Prepare(ctx context.Context) {
+	s.warmArrival()
 	s.tmux.Prepare(ctx)
 }
 

@@ -29,6 +29,11 @@ const noBatchesSince = "2025-06-18"
 type Transport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
+	// Arrive, if set, is called by the read loop with each message before
+	// Read can return it, and the next line is not read until it returns.
+	// It sees a message the moment it is read, with no goroutine between
+	// (a server stamps a call's arrival there), and may set its Extra.
+	Arrive func(jsonrpc.Message)
 }
 
 // Connect starts reading messages and returns the connection.
@@ -36,6 +41,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &conn{
 		r:        t.Reader,
 		w:        t.Writer,
+		arrive:   t.Arrive,
 		incoming: make(chan jsonrpc.Message),
 		closed:   make(chan struct{}),
 		readDone: make(chan struct{}),
@@ -49,8 +55,9 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 // itself and hands good messages to Read; every write, the SDK's and its
 // own, is one call to w under writeMu, so lines never interleave.
 type conn struct {
-	r io.ReadCloser
-	w io.WriteCloser
+	r      io.ReadCloser
+	w      io.WriteCloser
+	arrive func(jsonrpc.Message)
 
 	incoming chan jsonrpc.Message
 	readDone chan struct{} // closed when the read loop ends, after readErr is set
@@ -170,6 +177,9 @@ func (c *conn) deliver(msg jsonrpc.Message) error {
 		c.writeMu.Lock()
 		c.initID = req.ID
 		c.writeMu.Unlock()
+	}
+	if c.arrive != nil {
+		c.arrive(msg)
 	}
 	select {
 	case c.incoming <- msg:

@@ -289,3 +289,52 @@ func TestCloseEndsAWaitingRead(t *testing.T) {
 		t.Errorf("Write after Close: %v, want %v", err, mcp.ErrConnectionClosed)
 	}
 }
+
+// TestArriveSeesEachMessageBeforeReadAndBeforeTheNextLine: Arrive runs in
+// the read loop, so what it sets on a message is there when Read returns
+// it, and a line after it is not read while Arrive has not returned.
+func TestArriveSeesEachMessageBeforeReadAndBeforeTheNextLine(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	release := make(chan struct{})
+	var arrived []string
+	tr := &Transport{Reader: pr, Writer: &lockedBuffer{}, Arrive: func(msg jsonrpc.Message) {
+		req := msg.(*jsonrpc.Request)
+		arrived = append(arrived, fmt.Sprint(req.ID.Raw()))
+		req.Method += "+arrived"
+		if len(arrived) == 1 {
+			<-release
+		}
+	}}
+	c, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		fmt.Fprintln(pw, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		fmt.Fprintln(pw, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	}()
+	select {
+	case <-written:
+		t.Fatal("the second line was read while Arrive held the first")
+	case <-time.After(50 * time.Millisecond): // an absence: the pipe stays full
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	for i := 1; i <= 2; i++ {
+		msg, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req := msg.(*jsonrpc.Request); req.Method != "ping+arrived" {
+			t.Errorf("message %d read with method %q, want what Arrive set, %q", i, req.Method, "ping+arrived")
+		}
+	}
+	if got := strings.Join(arrived, " "); got != "1 2" {
+		t.Errorf("Arrive saw %q, want \"1 2\"", got)
+	}
+}
