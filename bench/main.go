@@ -79,6 +79,9 @@ const (
 	rowManyHTTPMemory       = "tmcp peak RSS after 50 HTTP sessions waited (floor: tmcp's before they opened)"
 	rowListMany             = "list_panes over 1,000 panes (floor: list-panes -a process)"
 	rowListManyFormat       = "list_panes over 1,000 panes (floor: list-panes -a -F tmcp's 26 fields, process)"
+	rowBusyReaction         = "100 waits at once on 10×10 panes ticking every 10 ms, write → reply (floor: write → %output, 10 control clients)"
+	rowBusyCPU              = "tmcp CPU over those rounds (floor: the 10 control clients' over theirs)"
+	rowBusyMemory           = "tmcp peak RSS after those rounds (floor: tmcp's before them)"
 )
 
 // floodLabels are the labels of the flood's rows: tmcp's memory, and how
@@ -255,6 +258,7 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
 		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
 		{[]string{rowListMany, rowListManyFormat}, b.listMany},
+		{[]string{rowBusyReaction, rowBusyCPU, rowBusyMemory}, b.busyReaction},
 		{[]string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
 		{[]string{floodMemory, floodWritten}, b.flood},
 	}

@@ -17,6 +17,7 @@ const (
 	unitBytes   = "bytes"
 	unitMiB     = "MiB"
 	unitPerCall = "per call"
+	unitCPU     = "% of a core"
 )
 
 // report is everything the benchmark prints, table or JSON.
@@ -75,6 +76,10 @@ type notes struct {
 	// waiting together over HTTP, of ManyHTTPReplies replies.
 	ManyHTTPP99Ms   float64 `json:"manyHttpSessionsP99Ms"`
 	ManyHTTPReplies int     `json:"manyHttpSessionsReplies"`
+	// BusyP99Ms and BusyFloorP99Ms are the 99th percentiles of the 100
+	// waits on busy panes and of their floor.
+	BusyP99Ms      float64 `json:"busyPanesP99Ms"`
+	BusyFloorP99Ms float64 `json:"busyPanesFloorP99Ms"`
 }
 
 // timing is a median and p90 in milliseconds.
@@ -113,7 +118,7 @@ func durationRow(label, unit string, tmcp summary, floor *summary) row {
 // valueRow is a figure measured once (or a count over many calls) beside
 // a floor figure of the same kind (nil: none).
 func valueRow(label, unit string, n int, tmcp float64, floor *float64) row {
-	digits := map[string]int{unitBytes: 0, unitMiB: 1, unitPerCall: 2, unitS: 3}[unit]
+	digits := map[string]int{unitBytes: 0, unitMiB: 1, unitPerCall: 2, unitS: 3, unitCPU: 1}[unit]
 	r := row{Measurement: label, Unit: unit, Iterations: n, TmcpMedian: round(tmcp, digits)}
 	if floor != nil {
 		r.FloorMedian = ptr(round(*floor, digits))
@@ -213,6 +218,9 @@ func writeTable(w io.Writer, rep report) error {
 	if n.ManyHTTPReplies > 0 {
 		fmt.Fprintf(w, "- %d HTTP sessions waiting on one pane: p99 of %d replies %.3f ms after the write.\n",
 			httpSessions, n.ManyHTTPReplies, n.ManyHTTPP99Ms)
+	}
+	if n.BusyP99Ms > 0 {
+		fmt.Fprintf(w, "- 100 waits on 10×10 busy panes: p99 %.3f ms after the write (floor p99 %.3f ms).\n", n.BusyP99Ms, n.BusyFloorP99Ms)
 	}
 	for _, r := range failed {
 		fmt.Fprintf(w, "\nERROR %s:\n  %s\n", r.Measurement, strings.ReplaceAll(r.Error, "\n", "\n  "))
