@@ -76,7 +76,7 @@ func newRecording(paneID, base, title string, width, height int, maxBytes int64,
 	if err != nil {
 		return nil, fmt.Errorf("recording pane %s: %w", paneID, err)
 	}
-	go r.write(f, create)
+	go r.write(f, r.path, create)
 	return r, nil
 }
 
@@ -291,10 +291,9 @@ func (r *recording) stop() string {
 }
 
 // write writes the queue to disk until the recording stops, starting on
-// f, the first part, and opening the later parts with create.
-func (r *recording) write(f io.WriteCloser, create func(string) (io.WriteCloser, error)) {
+// f, the first part, at open, and opening the later parts with create.
+func (r *recording) write(f io.WriteCloser, open string, create func(string) (io.WriteCloser, error)) {
 	defer close(r.done)
-	open := r.path
 	defer func() {
 		if f != nil {
 			f.Close()
