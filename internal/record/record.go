@@ -317,7 +317,10 @@ type Call struct {
 // NewCall returns the Call of tool with its arguments (JSON), which its
 // markers show shortened.
 func NewCall(tool string, args []byte) *Call {
-	a := string(args)
+	if len(args) > maxLabel {
+		args = args[:maxLabel+1] // enough to be shortened later
+	}
+	a := strings.Join(strings.Fields(string(args)), " ")
 	if a == "{}" || a == "null" {
 		a = ""
 	}
