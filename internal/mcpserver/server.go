@@ -190,7 +190,6 @@ func (s *Server) buildDefinitions() []toolDef {
 	defs = append(defs, s.killTools()...)
 	defs = append(defs, s.arrangeTools()...)
 	defs = append(defs, s.paneTools()...)
-	defs = append(defs, s.recordTools()...)
 	defs = append(defs, s.bufferTools()...)
 	defs = append(defs, s.settingTools()...)
 	defs = append(defs, s.workspaceTools()...)
