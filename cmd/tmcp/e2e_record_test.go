@@ -274,3 +274,133 @@ func markersAt(events []castEvent, prefix string) []int64 {
 	}
 	return out
 }
+
+func TestPipePaneRecordStartsAndStopsARecordingOfOnePane(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	other := newShellWindow(t, srv)
+	state := t.TempDir()
+	s := startTMCPWithEnv(t, srv, "", []string{"XDG_STATE_HOME=" + state})
+	dir := filepath.Join(state, "tmcp", "recordings")
+
+	var started, again, stopped struct {
+		File string `json:"file"`
+	}
+	s.ok("pipe_pane", map[string]any{"paneId": pane, "record": true}, &started)
+	if filepath.Dir(started.File) != dir {
+		t.Fatalf("recording file %q, want one in %s (no --record: the default directory)", started.File, dir)
+	}
+	s.ok("pipe_pane", map[string]any{"paneId": pane, "record": true}, &again)
+	if again.File != started.File {
+		t.Errorf("recording a recorded pane again gave %q, want the same file %q", again.File, started.File)
+	}
+	// Recorded with no wait on the pane: the recording holds its stream.
+	srv.Must("send-keys", "-t", pane, "echo REC-$((40+2))", "Enter")
+	waitFileContains(t, started.File, "REC-42\\r\\n")
+	// Without --record, waits on other panes are not recorded.
+	s.runCmd(map[string]any{"paneId": other, "command": "echo elsewhere"})
+
+	s.ok("pipe_pane", map[string]any{"paneId": pane, "record": false}, &stopped)
+	if stopped.File != started.File {
+		t.Errorf("stopping gave %q, want the file written, %q", stopped.File, started.File)
+	}
+	// Output tmcp's stream carries after the stop is not recorded.
+	if _, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo AFTER-$((40+2))"}); text != "AFTER-42" {
+		t.Fatalf("run_command after the stop printed %q", text)
+	}
+
+	_, events := readCast(t, started.File)
+	out := castOutput(events)
+	if !strings.Contains(out, "REC-42\r\n") || strings.Contains(out, "AFTER-42") {
+		t.Errorf("recording output %q: want REC-42 and nothing after the stop", out)
+	}
+	if m := markers(events); len(m) == 0 || m[len(m)-1] != "tmcp stopped recording" {
+		t.Errorf("markers %q: want the last to say the recording stopped", m)
+	}
+	if files := castFiles(t, dir); len(files) != 1 {
+		t.Errorf("recordings %q, want only the one asked for", files)
+	}
+}
+
+// waitFileContains polls until a file holds want, failing after settle.
+func waitFileContains(t *testing.T, path, want string) {
+	t.Helper()
+	if !tmuxtest.WaitFor(settle, func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), want)
+	}) {
+		b, _ := os.ReadFile(path)
+		t.Fatalf("%s does not hold %q:\n%s", path, want, b)
+	}
+}
+
+func TestRecordingsGoOnInANewFileWithItsOwnHeaderPastMaxBytes(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	dir := t.TempDir()
+	const maxBytes = 4096
+	s := startTMCP(t, srv, "", "--record", dir, "--record-max-bytes", fmt.Sprint(maxBytes))
+
+	r, _ := s.runCmd(map[string]any{"paneId": pane, "command": "seq 1 3000"})
+	if r.ExitStatus == nil || *r.ExitStatus != 0 {
+		t.Fatalf("run_command: %+v", r)
+	}
+	s.cs.Close() // every line written
+	files := castFiles(t, dir)
+	if len(files) < 3 {
+		t.Fatalf("recordings %q of about 20 KB at %d bytes a file: want several", files, maxBytes)
+	}
+	// Named in order: BASE.cast, BASE.2.cast, BASE.3.cast …
+	base := ""
+	for _, f := range files {
+		if b, ok := strings.CutSuffix(f, ".cast"); ok && (base == "" || len(b) < len(base)) {
+			base = b
+		}
+	}
+	var out strings.Builder
+	var last []castEvent
+	for i := range files {
+		name := base + ".cast"
+		if i > 0 {
+			name = fmt.Sprintf("%s.%d.cast", base, i+1)
+		}
+		info, err := os.Stat(name)
+		if err != nil {
+			t.Fatalf("part %d: %v (files %q)", i+1, err, files)
+		}
+		h, events := readCast(t, name)
+		if info.Size() > maxBytes && len(events) > 1 {
+			t.Errorf("%s is %d bytes in %d events, over %d", name, info.Size(), len(events), maxBytes)
+		}
+		if !strings.Contains(h.Title, pane) {
+			t.Errorf("%s: header %+v does not name the pane", name, h)
+		}
+		out.WriteString(castOutput(events))
+		last = events
+	}
+	var want strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&want, "%d\r\n", i)
+	}
+	if !strings.Contains(out.String(), want.String()) {
+		t.Errorf("the parts together do not hold seq's output in order")
+	}
+	if _, ok := marker(last, "run_command ended: exit status 0"); !ok {
+		t.Errorf("the last part's markers %q lack the command's end", markers(last))
+	}
+}
+
+func TestRecordRefusesADirectoryItCannotWriteAtStartUp(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tmcpBinary, "--record", filepath.Join(file, "dir"), "-socket-name", "tmcp-no-such-server")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--record") || !strings.Contains(string(out), file) {
+		t.Errorf("tmcp --record under a file: %v, %q; want it to exit at once saying why", err, out)
+	}
+}
