@@ -140,17 +140,19 @@ func (s *Server) stampNow(ctx context.Context, req mcp.Request, st *stamp) *stam
 // noteRecording notes, in the call of ctx, where the recording of the pane
 // its arguments name stands as it begins, if that pane is being recorded.
 func (s *Server) noteRecording(ctx context.Context, args json.RawMessage) {
-	var target struct {
-		PaneID string `json:"paneId"`
-	}
-	if json.Unmarshal(args, &target) != nil || target.PaneID == "" {
-		return
-	}
 	v := s
 	if r := routedTo(ctx); r != nil {
 		v = r
 	}
-	v.rec.Note(ctx, target.PaneID)
+	if !v.rec.Recording() {
+		return // nothing to note: the arguments are not even read
+	}
+	var target struct {
+		PaneID string `json:"paneId"`
+	}
+	if json.Unmarshal(args, &target) == nil && target.PaneID != "" {
+		v.rec.Note(ctx, target.PaneID)
+	}
 }
 
 // observe is receiving middleware for every tool call: it notes where the

@@ -263,6 +263,13 @@ func (r *Recorder) Close() {
 	}
 }
 
+// Recording reports whether any pane is being recorded now.
+func (r *Recorder) Recording() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.panes) > 0
+}
+
 // recording returns the live recording of a pane, or nil.
 func (r *Recorder) recording(paneID string) *recording {
 	r.mu.Lock()
@@ -320,11 +327,7 @@ func NewCall(tool string, args []byte) *Call {
 	if len(args) > maxLabel {
 		args = args[:maxLabel+1] // enough to be shortened later
 	}
-	a := strings.Join(strings.Fields(string(args)), " ")
-	if a == "{}" || a == "null" {
-		a = ""
-	}
-	return &Call{tool: tool, args: a}
+	return &Call{tool: tool, args: string(args)}
 }
 
 type callKey struct{}
@@ -349,13 +352,14 @@ func (c *Call) Refs() []Ref {
 
 // label is what the call's markers say: the tool and its arguments.
 func (c *Call) label() string {
-	switch {
-	case c == nil:
+	if c == nil {
 		return "tmcp typed"
-	case c.args == "":
+	}
+	args := strings.Join(strings.Fields(c.args), " ")
+	if args == "" || args == "{}" || args == "null" {
 		return c.tool
 	}
-	return c.tool + " " + c.args
+	return c.tool + " " + args
 }
 
 // Label is the label of a marker for a wait beginning in ctx's call.

@@ -138,6 +138,39 @@ func TestARecordingKeepsTheOutputItsMarkersAndResizesInOrder(t *testing.T) {
 	}
 }
 
+func TestARemoteHostsRecordingIsNamedForIt(t *testing.T) {
+	r := New(Options{Dir: t.TempDir(), Host: "build"})
+	path, err := r.Start(pane.NewStream("%1", 1, 0), testPane("%1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	h, _ := readCast(t, path)
+	if !strings.HasSuffix(path, "-build-main-pane1.cast") || !strings.HasSuffix(h.Title, "on build") {
+		t.Errorf("file %q, title %q: want both to name host build", path, h.Title)
+	}
+}
+
+func TestLabelsAreTheToolAndItsArgumentsShortened(t *testing.T) {
+	long := `{"command":"` + strings.Repeat("x", 300) + `"}`
+	for _, tc := range []struct {
+		tool, args, want string
+	}{
+		{"list_panes", "{}", "list_panes"},
+		{"list_panes", "", "list_panes"},
+		{"send_keys", "{\n  \"keys\": \"ls\"\n}", `send_keys { "keys": "ls" }`},
+		{"run_command", long, shorten("run_command " + long[:maxLabel+1])},
+	} {
+		ctx := WithCall(t.Context(), NewCall(tc.tool, []byte(tc.args)))
+		if got := shorten(Label(ctx)); got != tc.want {
+			t.Errorf("label of %s %q = %q, want %q", tc.tool, tc.args, got, tc.want)
+		}
+		if got := shorten(Label(ctx)); len(got) > maxLabel {
+			t.Errorf("label of %s is %d bytes, over %d", tc.tool, len(got), maxLabel)
+		}
+	}
+}
+
 func TestARecordingStartsANewFileWithItsOwnHeaderPastMaxBytes(t *testing.T) {
 	dir := t.TempDir()
 	const maxBytes = 400
