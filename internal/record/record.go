@@ -177,6 +177,7 @@ func (r *Recorder) record(s *pane.Stream, p tmux.Pane, release func()) (string, 
 		}
 	} else {
 		rec.attach(s, release)
+		rec.resize(p.Width, p.Height) // it may have changed while it was not watched
 		go r.follow(rec, s)
 	}
 	path, _ := rec.position()
