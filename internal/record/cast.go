@@ -49,6 +49,14 @@ func appendEvent(b []byte, elapsed time.Duration, code byte, data []byte) []byte
 
 const hexDigits = "0123456789abcdef"
 
+// plain marks the ASCII bytes a JSON string holds as they are.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string, escaping what JSON requires and
 // nothing more (a terminal's output is mostly plain text).
 func appendString(b, s []byte) []byte {
@@ -56,7 +64,7 @@ func appendString(b, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+		if c < utf8.RuneSelf && plain[c] {
 			i++
 			continue
 		}

@@ -17,6 +17,10 @@ import (
 // the disk has caught up: a slow disk never holds up a pane's stream.
 const maxQueued = 4 << 20
 
+// chunkSize is the size of the buffers events are queued in: small
+// enough that growing one costs little, reused once written.
+const chunkSize = 64 << 10
+
 // stopWait bounds how long stopping a recording waits for its last lines
 // to be written.
 const stopWait = 2 * time.Second
@@ -42,6 +46,7 @@ type recording struct {
 	carry   []byte   // the start of a UTF-8 character the last output split
 	queue   []*chunk // lines not yet written, in order
 	queued  int
+	spare   [][]byte // written buffers, for the next chunks
 	events  int   // event lines in the part
 	dropped int64 // output bytes dropped since the last marker that said so
 	stopped bool
@@ -132,12 +137,18 @@ func (r *recording) droppedLocked() {
 	}
 }
 
-// tailLocked returns the queued chunk of the part being written.
+// tailLocked returns the queued chunk of the part being written, with
+// room for more.
 func (r *recording) tailLocked() *chunk {
-	if n := len(r.queue); n > 0 && r.queue[n-1].path == r.path {
+	if n := len(r.queue); n > 0 && r.queue[n-1].path == r.path && len(r.queue[n-1].data) < chunkSize {
 		return r.queue[n-1]
 	}
 	c := &chunk{path: r.path}
+	if n := len(r.spare); n > 0 {
+		c.data, r.spare = r.spare[n-1][:0], r.spare[:n-1]
+	} else {
+		c.data = make([]byte, 0, chunkSize+chunkSize/4)
+	}
 	r.queue = append(r.queue, c)
 	return c
 }
@@ -322,6 +333,13 @@ func (r *recording) write(f io.WriteCloser, open string, create func(string) (io
 				return
 			}
 		}
+		r.mu.Lock()
+		for _, c := range queue {
+			if len(r.spare) < maxQueued/chunkSize && cap(c.data) <= 2*chunkSize {
+				r.spare = append(r.spare, c.data)
+			}
+		}
+		r.mu.Unlock()
 		if stopped {
 			return
 		}
