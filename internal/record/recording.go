@@ -47,8 +47,8 @@ type recording struct {
 	queue   []*chunk // lines not yet written, in order
 	queued  int
 	spare   [][]byte // written buffers, for the next chunks
-	events  int   // event lines in the part
-	dropped int64 // output bytes dropped since the last marker that said so
+	events  int      // event lines in the part
+	dropped int64    // output bytes dropped since the last marker that said so
 	stopped bool
 	stream  *pane.Stream // being recorded; nil between streams
 	untap   func()
