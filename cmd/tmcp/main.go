@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH]
+//	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH] [--record DIR [--record-max-bytes N]]
 //	     [--host NAME=DESTINATION[,socket=PATH][,socket-name=NAME][,binary=PATH]]… [--ssh-config FILE]
 //	tmcp --http ADDR [--token-file FILE] [HTTP flags]
 //	tmcp -tools | -doctor | -version | -demo
@@ -23,6 +23,7 @@ import (
 
 	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/mcpserver"
+	"github.com/tmcp/tmcp/internal/record"
 	"github.com/tmcp/tmcp/internal/shellinit"
 	"github.com/tmcp/tmcp/internal/stdio"
 	"github.com/tmcp/tmcp/internal/tmux"
@@ -47,6 +48,7 @@ type options struct {
 	hosts                          []hosts.Host
 	sshConfig                      string
 	http                           httpOptions
+	record                         record.Options
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -62,6 +64,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return err
 	})
 	fs.StringVar(&o.sshConfig, "ssh-config", os.Getenv("TMCP_SSH_CONFIG"), "ssh configuration file for --host connections (ssh -F); default: ssh's own")
+	fs.Func("record", "record every pane tmcp watches as asciicast files in `DIR` (asciinema play FILE)", func(v string) error {
+		o.record.Dir, o.record.All = v, true
+		return nil
+	})
+	fs.Int64Var(&o.record.MaxBytes, "record-max-bytes", record.DefaultMaxBytes, "bound on one recording file; past it the recording goes on in a new file")
 	fs.BoolVar(&o.tools, "tools", false, "print the tools a client is offered at the tier in force, and exit")
 	fs.BoolVar(&o.doctor, "doctor", false, "check tmux, the socket and the control connection, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -116,6 +123,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if o.demo {
 		return runDemo(stdout)
 	}
+	if o.record.MaxBytes <= 0 {
+		return fmt.Errorf("--record-max-bytes %d: want a positive number of bytes", o.record.MaxBytes)
+	}
+	if o.record.Dir != "" {
+		if o.record.Dir, err = record.PrepareDir(o.record.Dir); err != nil {
+			return fmt.Errorf("--record: %w", err)
+		}
+	}
 	tier, recognised := mcpserver.ParseTier(os.Getenv("TMCP_SAFETY"))
 	if !recognised {
 		fmt.Fprintf(stderr, "tmcp: TMCP_SAFETY=%q is not readonly, mutating or destructive: using readonly\n", os.Getenv("TMCP_SAFETY"))
@@ -141,8 +156,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeAudit()
+	o.record.Errors = stderr
 	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
-		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set})
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set, Record: o.record})
 	defer srv.Close()
 	if o.http.addr != "" && !o.tools && !o.doctor {
 		go srv.Prepare(ctx)

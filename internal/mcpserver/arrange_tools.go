@@ -17,23 +17,23 @@ import (
 func (s *Server) arrangeTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "select_window", Annotations: mutating("Select window", true),
-			Description: "Make a window current in its session."}, s.selectWindow),
+			Description: "Make a window current."}, s.selectWindow),
 		define(&mcp.Tool{Name: "select_pane", Annotations: mutating("Select pane", true),
 			Description: "Make a pane active, and its window current."}, s.selectPane),
 		define(&mcp.Tool{Name: "select_layout", Annotations: mutating("Select layout", true),
 			Description: "Arrange a window's panes."}, s.selectLayout),
 		define(&mcp.Tool{Name: "resize_pane", Annotations: mutating("Resize pane", true),
-			Description: "Set a pane's size in cells, or zoom/unzoom it."}, s.resizePane),
+			Description: "Size a pane in cells, or zoom/unzoom it."}, s.resizePane),
 		define(&mcp.Tool{Name: "resize_window", Annotations: mutating("Resize window", true),
-			Description: "Set a window's size in cells (fixed from then on)."}, s.resizeWindow),
+			Description: "Size a window in cells (fixed from then on)."}, s.resizeWindow),
 		define(&mcp.Tool{Name: "swap_pane", Annotations: mutating("Swap panes", false),
-			Description: "Swap two panes, even across windows."}, s.swapPane),
+			Description: "Swap two panes (any windows)."}, s.swapPane),
 		define(&mcp.Tool{Name: "move_window", Annotations: mutating("Move window", false),
-			Description: "Move a window to another session and/or index."}, s.moveWindow),
+			Description: "Move a window to a session and/or index."}, s.moveWindow),
 		define(&mcp.Tool{Name: "move_pane", Annotations: mutating("Move pane", false),
-			Description: "Move a pane into windowId (none: a new window)."}, s.movePane),
+			Description: "Move a pane into windowId (none: new window)."}, s.movePane),
 		define(&mcp.Tool{Name: "set_pane_title", Annotations: mutating("Set pane title", true),
-			Description: "Set a pane's title, taken literally."}, s.setPaneTitle),
+			Description: "Set a pane's title (literal)."}, s.setPaneTitle),
 	}
 }
 

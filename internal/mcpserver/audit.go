@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/record"
 	"github.com/tmcp/tmcp/internal/wait"
 )
 
@@ -49,6 +50,9 @@ type auditLine struct {
 	Token     string         `json:"token,omitempty"`
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Error     string         `json:"error,omitempty"`
+	// Recordings are where the call's events begin in the recordings of
+	// the panes it acted on.
+	Recordings []record.Ref `json:"recordings,omitempty"`
 }
 
 // callLine starts the line of a call of tool that began at start and has
@@ -133,6 +137,24 @@ func (s *Server) stampNow(ctx context.Context, req mcp.Request, st *stamp) *stam
 	return st
 }
 
+// noteRecording notes, in the call of ctx, where the recording of the pane
+// its arguments name stands as it begins, if that pane is being recorded.
+func (s *Server) noteRecording(ctx context.Context, args json.RawMessage) {
+	v := s
+	if r := routedTo(ctx); r != nil {
+		v = r
+	}
+	if !v.rec.Recording() {
+		return // nothing to note: the arguments are not even read
+	}
+	var target struct {
+		PaneID string `json:"paneId"`
+	}
+	if json.Unmarshal(args, &target) == nil && target.PaneID != "" {
+		v.rec.Note(ctx, target.PaneID)
+	}
+}
+
 // observe is receiving middleware for every tool call: it notes where the
 // pane streams stood when the call arrived (a wait counts from there), then
 // writes an audit line (when auditing) and tells a client that asked for
@@ -149,8 +171,12 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		callCtx, cancel := context.WithTimeout(ctx, s.budget(params))
 		defer cancel()
+		call := record.NewCall(params.Name, params.Arguments)
+		callCtx = record.WithCall(callCtx, call)
+		s.noteRecording(callCtx, params.Arguments)
 		res, err := next(s.arrive(withDeclaredCaller(callCtx, req), req), method, req)
 		line := callLine(start, params.Name)
+		line.Recordings = call.Refs()
 		line.Host = hostOf(ctx)
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			line.Session = ss.ID()

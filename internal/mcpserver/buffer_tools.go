@@ -36,11 +36,11 @@ const (
 func (s *Server) bufferTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "send_keys_batch", Annotations: mutating("Send key batch", false),
-			Description: "Send keys in order, no Enter added (Escape, :wq, Enter): pagers, editors."}, s.sendKeysBatch),
+			Description: "Keys in order, no Enter added (Escape, :wq, Enter): pagers, editors."}, s.sendKeysBatch),
 		define(&mcp.Tool{Name: "load_buffer", Annotations: mutating("Load buffer", false),
 			Description: "Put exact text into a paste buffer."}, s.loadBuffer),
 		define(&mcp.Tool{Name: "paste_buffer", Annotations: mutating("Paste buffer", false),
-			Description: "Paste a tmux buffer into a pane; the buffer is kept."}, s.pasteBuffer),
+			Description: "Paste a tmux buffer into a pane (buffer kept)."}, s.pasteBuffer),
 		define(&mcp.Tool{Name: "show_buffer", Annotations: readOnly("Show buffer"),
 			Description: "A paste buffer's text (its end); no name: the latest, and all names."}, s.showBuffer),
 		define(&mcp.Tool{Name: "delete_buffer", Annotations: destructive("Delete buffer"),

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/record"
 	"github.com/tmcp/tmcp/internal/wait"
 )
 
@@ -148,7 +149,10 @@ func (s *Server) view(ctx context.Context, name string) (*Server, error) {
 	hub := pane.NewHub(tc)
 	cfg := s.cfg
 	cfg.Hosts = nil
-	v = &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), audit: s.audit, arrivals: &arrivals{},
+	cfg.Record.Host = name
+	rec := record.New(cfg.Record)
+	hub.Observe(rec)
+	v = &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, audit: s.audit, arrivals: &arrivals{},
 		// tmcp never runs inside a remote pane: no caller to guard there.
 		callers: &callerCache{lock: make(chan struct{}, 1), known: true},
 		cfg:     cfg, schemas: s.schemas, host: name, hostViews: &hostViews{}}

@@ -14,11 +14,11 @@ func (s *Server) killTools() []toolDef {
 		define(&mcp.Tool{Name: "kill_pane", Annotations: destructive("Kill pane"),
 			Description: "Kill a pane and its process."}, s.killPane),
 		define(&mcp.Tool{Name: "kill_window", Annotations: destructive("Kill window"),
-			Description: "Kill a window and all its panes."}, s.killWindow),
+			Description: "Kill a window and its panes."}, s.killWindow),
 		define(&mcp.Tool{Name: "kill_session", Annotations: destructive("Kill session"),
-			Description: "Kill a session and all its windows."}, s.killSession),
+			Description: "Kill a session and its windows."}, s.killSession),
 		define(&mcp.Tool{Name: "kill_server", Annotations: destructive("Kill server"),
-			Description: "Kill the tmux server and every session on it. Needs confirm: true."}, s.killServer),
+			Description: "Kill the tmux server, every session. Needs confirm: true."}, s.killServer),
 	}
 }
 

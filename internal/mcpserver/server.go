@@ -17,6 +17,7 @@ import (
 
 	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/record"
 	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
 )
@@ -37,6 +38,9 @@ type Config struct {
 	// Hosts are the remote tmux servers a call may name with its host
 	// argument; nil or empty: only the local one, and no host argument.
 	Hosts *hosts.Set
+	// Record says where recordings go and whether every streamed pane is
+	// recorded (--record); record_pane records one pane either way.
+	Record record.Options
 }
 
 // Server holds what the tools share: the tmux connection, the pane
@@ -46,6 +50,7 @@ type Server struct {
 	tmux     *tmux.Client
 	hub      *pane.Hub
 	waits    *wait.Service
+	rec      *record.Recorder
 	audit    *Auditor
 	arrivals *arrivals
 	callers  *callerCache
@@ -70,7 +75,9 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		cfg.Ceiling = wait.DefaultCeiling
 	}
 	hub := pane.NewHub(tc)
-	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), arrivals: &arrivals{},
+	rec := record.New(cfg.Record)
+	hub.Observe(rec)
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, arrivals: &arrivals{},
 		callers: &callerCache{lock: make(chan struct{}, 1)}, cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
@@ -85,7 +92,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 func (s *Server) WithTier(t Tier) *Server {
 	cfg := s.cfg
 	cfg.Tier = t
-	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, audit: s.audit, arrivals: s.arrivals, callers: s.callers,
+	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, rec: s.rec, audit: s.audit, arrivals: s.arrivals, callers: s.callers,
 		cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
 }
 
@@ -110,10 +117,11 @@ func (s *Server) StartPrepare(ctx context.Context) {
 	}()
 }
 
-// Close stops following jobs and streaming panes.
+// Close stops following jobs, recording and streaming panes.
 func (s *Server) Close() {
 	s.closeViews()
 	s.waits.Close()
+	s.rec.Close()
 	s.hub.Close()
 }
 

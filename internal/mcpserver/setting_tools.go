@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -27,17 +28,17 @@ var optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[
 func (s *Server) settingTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "show_option", Annotations: readOnly("Show option"),
-			Description: "Read a tmux option (server, session, window or pane); no name lists them."}, s.showOption),
+			Description: "A tmux option of server, session, window or pane; no name: all."}, s.showOption),
 		define(&mcp.Tool{Name: "set_option", Annotations: mutating("Set option", true),
-			Description: "Set or unset a tmux option, taken literally; returns the value in force."}, s.setOption),
+			Description: "Set or unset a tmux option (literal); returns the value in force."}, s.setOption),
 		define(&mcp.Tool{Name: "show_environment", Annotations: readOnly("Show environment"),
 			Description: "A session's (or global) environment for new panes."}, s.showEnvironment),
 		define(&mcp.Tool{Name: "set_environment", Annotations: mutating("Set environment", true),
-			Description: "Set or unset a session's (or global) environment variable for new panes."}, s.setEnvironment),
+			Description: "Set or unset a session's (or global) variable for new panes."}, s.setEnvironment),
 		define(&mcp.Tool{Name: "show_hooks", Annotations: readOnly("Show hooks"),
-			Description: "A session's (or global) hooks and their commands."}, s.showHooks),
+			Description: "A session's (or global) hooks."}, s.showHooks),
 		define(&mcp.Tool{Name: "pipe_pane", Annotations: mutating("Pipe pane", false),
-			Description: "Pipe a pane's output to a shell command (# and % literal); no command stops it."}, s.pipePane),
+			Description: "Pipe a pane's output to a shell command (# and % literal; none: stop), or record: true/false starts/stops an asciicast file of it."}, s.pipePane),
 	}
 }
 
@@ -277,11 +278,13 @@ func (s *Server) showHooks(ctx context.Context, _ *mcp.CallToolRequest, in showH
 type pipePaneIn struct {
 	PaneID  string `json:"paneId,omitempty"`
 	Command string `json:"command,omitempty"`
+	Record  *bool  `json:"record,omitempty"`
 }
 
 type pipedOut struct {
 	PaneID   string `json:"paneId"`
 	Piped    bool   `json:"piped" jsonschema:"the pane's output now goes to a command"`
+	File     string `json:"file,omitempty" jsonschema:"the recording's file, being (or last) written"`
 	IsCaller bool   `json:"isCaller,omitempty"`
 }
 
@@ -292,16 +295,26 @@ func (s *Server) pipePane(ctx context.Context, _ *mcp.CallToolRequest, in pipePa
 	if err != nil {
 		return nil, pipedOut{}, err
 	}
-	doing := "piping pane " + id
-	if in.Command == "" {
-		doing = "stopping the pipe of pane " + id
-	}
-	if err := s.tmux.PipePane(ctx, id, in.Command); err != nil {
-		return nil, pipedOut{}, explain(doing, err)
+	var file string
+	switch {
+	case in.Record != nil && in.Command != "":
+		return nil, pipedOut{}, errors.New("pipe_pane takes a command or record, not both: call it once for each")
+	case in.Record != nil:
+		if file, err = s.record(ctx, id, *in.Record); err != nil {
+			return nil, pipedOut{}, err
+		}
+	default:
+		doing := "piping pane " + id
+		if in.Command == "" {
+			doing = "stopping the pipe of pane " + id
+		}
+		if err := s.tmux.PipePane(ctx, id, in.Command); err != nil {
+			return nil, pipedOut{}, explain(doing, err)
+		}
 	}
 	piped, err := s.tmux.Fields(ctx, id, "pane_pipe")
 	if err != nil {
 		return nil, pipedOut{}, explain("reading whether pane "+id+" is piped", err)
 	}
-	return nil, pipedOut{PaneID: id, Piped: piped[0] == "1", IsCaller: s.isCaller(ctx, id)}, nil
+	return nil, pipedOut{PaneID: id, Piped: piped[0] == "1", File: file, IsCaller: s.isCaller(ctx, id)}, nil
 }

@@ -116,10 +116,25 @@ func (s *Server) runCommand(ctx context.Context, req *mcp.CallToolRequest, in ru
 	r, err := s.waits.Run(ctx, wait.RunRequest{PaneID: id, Command: in.Command, Timeout: t, Detach: in.Detach,
 		SuppressHistory: in.SuppressHistory, MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)})
 	if err != nil {
+		s.waitEnded(ctx, "failed", id)
 		return nil, jobOut{}, explain("running a command in pane "+id, err)
 	}
+	s.waitEnded(ctx, jobOutcome(r), id)
 	res, out := jobReply(r, t)
 	return res, out, nil
+}
+
+// jobOutcome says in a few words how a job stood when a call on it ended.
+func jobOutcome(r wait.JobResult) string {
+	switch {
+	case r.ExitStatus != nil:
+		return fmt.Sprintf("exit status %d", *r.ExitStatus)
+	case r.PaneDied:
+		return "the pane died"
+	case r.Finished:
+		return "finished"
+	}
+	return "job " + r.JobID + " running"
 }
 
 func orDefault(v, def int) int {
@@ -145,6 +160,9 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in getJob
 	r, err := s.waits.Job(ctx, in.JobID, t, maxLines, maxBytes, progressFunc(ctx, req, t.Duration))
 	if err != nil {
 		return nil, jobOut{}, err
+	}
+	if t.Duration > 0 {
+		s.waitEnded(ctx, jobOutcome(r), r.PaneID)
 	}
 	res, out := jobReply(r, t)
 	return res, out, nil
@@ -212,10 +230,12 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultWaitTailLines), in.MaxBytes)
 	r, err := s.waits.WaitForText(ctx, wait.TextRequest{PaneID: id, Patterns: in.Patterns, Stop: in.Stop, Regex: in.Regex,
 		MatchCase: in.MatchCase == nil || *in.MatchCase, Idle: seconds(in.IdleSeconds), Timeout: t, Cursor: in.Cursor,
-		MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)})
+		MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration), Watching: s.watching(ctx)})
 	if err != nil {
+		s.waitEnded(ctx, "failed", id)
 		return nil, waitForTextOut{}, explain("waiting on pane "+id, err)
 	}
+	s.waitEnded(ctx, r.Outcome, id)
 	out := waitForTextOut{Outcome: r.Outcome, Matched: r.Matched, Pattern: r.Pattern, Cursor: r.Cursor,
 		AlreadyOnScreen: r.AlreadyOnScreen, AlternateScreen: r.AlternateScreen, CursorReset: r.CursorReset, Reason: r.Reason,
 		Lines: len(r.Lines), ScreenLines: len(r.Screen), Truncation: r.Truncation, waitTiming: timing(r.Elapsed, t)}
@@ -242,14 +262,16 @@ func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolReques
 	r, err := s.waits.WaitForTextInPanes(ctx, wait.PanesRequest{PaneIDs: ids, All: in.Mode == "all",
 		TextRequest: wait.TextRequest{Patterns: in.Patterns, Stop: in.Stop, Regex: in.Regex,
 			MatchCase: in.MatchCase == nil || *in.MatchCase, Idle: seconds(in.IdleSeconds), Timeout: t, Cursor: in.Cursor,
-			MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)}})
+			MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration), Watching: s.watching(ctx)}})
 	if err != nil {
+		s.waitEnded(ctx, "failed", ids...)
 		return nil, waitForTextOut{}, explain("waiting on "+panesLabel(ids), err)
 	}
 	out := waitForTextOut{Outcome: r.Outcome, PaneID: r.PaneID, Matched: r.Matched, Pattern: r.Pattern, Reason: r.Reason,
 		waitTiming: timing(r.Elapsed, t)}
 	var text []string
 	for _, p := range r.Panes {
+		s.waitEnded(ctx, p.Outcome, p.PaneID)
 		out.Panes = append(out.Panes, paneWaitOut{PaneID: p.PaneID, Outcome: p.Outcome, Matched: p.Matched, Pattern: p.Pattern,
 			Cursor: p.Cursor, AlreadyOnScreen: p.AlreadyOnScreen, Reason: p.Reason})
 		if p.PaneID == r.PaneID {
@@ -359,9 +381,15 @@ func (s *Server) waitForCommand(ctx context.Context, req *mcp.CallToolRequest, i
 	t := s.waits.Clamp(in.TimeoutSeconds, defaultWaitTimeout)
 	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
 	r, err := s.waits.WaitForCommand(ctx, wait.CommandRequest{PaneID: id, Timeout: t, Cursor: in.Cursor,
-		MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration)})
+		MaxLines: maxLines, MaxBytes: maxBytes, Progress: progressFunc(ctx, req, t.Duration), Watching: s.watching(ctx)})
 	if err != nil {
+		s.waitEnded(ctx, "failed", id)
 		return nil, waitForCommandOut{}, explain("waiting for a command in pane "+id, err)
+	}
+	if r.ExitStatus != nil {
+		s.waitEnded(ctx, fmt.Sprintf("%s, exit status %d", r.Outcome, *r.ExitStatus), id)
+	} else {
+		s.waitEnded(ctx, r.Outcome, id)
 	}
 	out := waitForCommandOut{Outcome: r.Outcome, ExitStatus: r.ExitStatus, DurationSeconds: round3(r.Duration.Seconds()),
 		Running: r.Running, Partial: r.Partial, Cwd: r.Cwd, Cursor: r.Cursor, Reason: r.Reason,

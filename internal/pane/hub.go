@@ -47,6 +47,7 @@ type Hub struct {
 	typedBytes map[string]int64
 	onKeys     []func(paneID string, keys []string, sentAt time.Time)
 	first      map[string]firstOutput // what unwatched panes wrote first
+	observer   Observer
 	closed     bool
 }
 
@@ -140,8 +141,12 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		return nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
+	if o := h.observed(); o != nil {
+		o.Streaming(s, info)
+	}
 	stop, err := h.tc.Watch(ctx, paneID, info.SessionID, feed(s))
 	if err != nil {
+		s.Close("the pane could not be streamed")
 		return nil, err
 	}
 	return &watched{stream: s, pid: info.PID, refs: 1, stop: stop}, nil
@@ -398,6 +403,10 @@ func (h *Hub) check(id string, w *watched, p tmux.Pane) {
 		h.end(id, w, "the pane's process ended: "+p.Death())
 	case p.PID != w.pid:
 		h.end(id, w, "the pane was respawned")
+	default:
+		if o := h.observed(); o != nil {
+			o.Seen(p)
+		}
 	}
 }
 

@@ -112,9 +112,9 @@ func TestAStreamThatEndedIsLetGoOnRelease(t *testing.T) {
 
 func TestTypedRemembersOnlyLinesLongEnoughToTellFromOutput(t *testing.T) {
 	h := &Hub{typedLines: map[string][]TypedLine{}, typedBytes: map[string]int64{}}
-	h.typed("%0", "y", len("y"))
-	h.typed("%0", "ls\n  q \nmake test\n\n", len("ls\n  q \nmake test\n\n"))
-	h.typed("%0", "C-c", len("C-c"))
+	h.typed(context.Background(), "%0", "y", len("y"))
+	h.typed(context.Background(), "%0", "ls\n  q \nmake test\n\n", len("ls\n  q \nmake test\n\n"))
+	h.typed(context.Background(), "%0", "C-c", len("C-c"))
 	var got []string
 	for _, l := range h.RecentlyTyped("%0") {
 		got = append(got, l.Text)
@@ -194,5 +194,79 @@ func TestAPauseIsALossInTheStream(t *testing.T) {
 	}
 	if data, _, _ := s.ReadFrom(0, 0); string(data) != "before after" {
 		t.Errorf("read %q, want the output on both sides of the pause, %q", data, "before after")
+	}
+}
+
+// observation is what a test Observer was told.
+type observation struct {
+	mu        sync.Mutex
+	streaming []string // pane id and the stream's end when it was told
+	typing    []string // pane id and the call's label
+	seen      []tmux.Pane
+}
+
+type callLabel struct{}
+
+func (o *observation) Streaming(s *Stream, p tmux.Pane) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.streaming = append(o.streaming, fmt.Sprintf("%s@%d", p.ID, s.End()))
+}
+
+func (o *observation) Typing(ctx context.Context, paneID string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	label, _ := ctx.Value(callLabel{}).(string)
+	o.typing = append(o.typing, paneID+" "+label)
+}
+
+func (o *observation) Seen(p tmux.Pane) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen = append(o.seen, p)
+}
+
+func TestHubTellsItsObserverOfStreamsTypingAndPaneStates(t *testing.T) {
+	srv := tmuxtest.New(t)
+	h := newHub(t, srv)
+	o := &observation{}
+	h.Observe(o)
+	ctx := context.Background()
+	_, release, err := h.Acquire(ctx, "%0", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	// A second holder shares the stream: no second Streaming.
+	_, release2, err := h.Acquire(ctx, "%0", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release2()
+	callCtx := context.WithValue(ctx, callLabel{}, "send_keys")
+	if err := h.Type(callCtx, "%0", "echo hi", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Keys(callCtx, "%0", "C-c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Paste(callCtx, "%0", "# pasted", false); err != nil {
+		t.Fatal(err)
+	}
+	srv.Must("resize-window", "-t", "main", "-x", "71", "-y", "19")
+	if _, err := h.Refresh(ctx, "%0"); err != nil {
+		t.Fatal(err)
+	}
+
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if want := []string{"%0@0"}; strings.Join(o.streaming, " ") != strings.Join(want, " ") {
+		t.Errorf("Streaming calls %q, want %q: once, before the first byte", o.streaming, want)
+	}
+	if want := []string{"%0 send_keys", "%0 send_keys", "%0 send_keys"}; strings.Join(o.typing, "|") != strings.Join(want, "|") {
+		t.Errorf("Typing calls %q, want %q: one per Type, Keys and Paste, with the call's context", o.typing, want)
+	}
+	if n := len(o.seen); n == 0 || o.seen[n-1].Width != 71 || o.seen[n-1].Height != 19 {
+		t.Errorf("Seen calls %+v, want the last to show pane %%0 at 71x19", o.seen)
 	}
 }

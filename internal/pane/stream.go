@@ -35,6 +35,7 @@ type Stream struct {
 	reason       string
 	disconnected bool          // closed because the connection to tmux broke
 	changed      chan struct{} // nil until someone waits; closed on the next change
+	done         chan struct{} // closed when the stream ends
 	taps         map[*tap]struct{}
 	recent       [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
 	nRecent      int
@@ -65,7 +66,7 @@ type tap struct{ fn func([]byte) }
 // taken on one is never read against another. The stream keeps the last
 // ringSize bytes, or [DefaultRingSize] if ringSize is not positive.
 func NewStream(paneID string, generation uint64, ringSize int) *Stream {
-	return &Stream{paneID: paneID, gen: generation, ring: NewRing(ringSize), prompt: NewPromptTracker(0)}
+	return &Stream{paneID: paneID, gen: generation, ring: NewRing(ringSize), prompt: NewPromptTracker(0), done: make(chan struct{})}
 }
 
 // PaneID returns the id of the pane, such as "%3".
@@ -167,7 +168,12 @@ func (s *Stream) close(reason string, disconnected bool) {
 	}
 	// Left in place, closed, so that every later Changed returns at once.
 	close(s.changed)
+	close(s.done)
 }
+
+// Done returns a channel that is closed when the stream ends: unlike
+// [Stream.Changed], writes do not close it.
+func (s *Stream) Done() <-chan struct{} { return s.done }
 
 // noteWriteLocked remembers where the stream ends before a write that
 // comes now, unless a write in the same bucket already was.

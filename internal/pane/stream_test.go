@@ -43,6 +43,19 @@ func TestStreamChangeWakesWaitersTakenBeforeIt(t *testing.T) {
 	}
 }
 
+func TestStreamDoneClosesOnlyWhenTheStreamEnds(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	s.Write([]byte("x"))
+	s.Lost(1)
+	if isClosed(s.Done()) {
+		t.Fatal("Done closed by a write or a loss; want it open until Close")
+	}
+	s.Disconnect("connection lost")
+	if !isClosed(s.Done()) {
+		t.Error("Done still open after Disconnect")
+	}
+}
+
 func TestStreamNonChangesDoNotWake(t *testing.T) {
 	s := NewStream("%1", 1, 0)
 	ch := s.Changed()
@@ -81,6 +94,9 @@ func TestStreamCloseEndsTheStream(t *testing.T) {
 	}
 	if !isClosed(s.Changed()) {
 		t.Error("Changed after Close is not closed: a waiter would block forever")
+	}
+	if !isClosed(s.Done()) {
+		t.Error("Done after Close is not closed")
 	}
 	if data, _, _ := s.ReadFrom(0, 0); string(data) != "before" {
 		t.Errorf("ReadFrom(0) after Close = %q; want %q", data, "before")

@@ -24,7 +24,7 @@ func (h *Hub) Type(ctx context.Context, paneID, text string, enter bool) error {
 	if keys == "" {
 		return nil
 	}
-	h.typed(paneID, text, len(keys))
+	h.typed(ctx, paneID, text, len(keys))
 	return h.tc.SendKeys(ctx, paneID, true, keys)
 }
 
@@ -42,7 +42,7 @@ func (h *Hub) Keys(ctx context.Context, paneID string, keys ...string) error {
 			n++
 		}
 	}
-	h.typed(paneID, strings.Join(runs, "\n"), n)
+	h.typed(ctx, paneID, strings.Join(runs, "\n"), n)
 	sentAt := time.Now()
 	if err := h.tc.SendKeys(ctx, paneID, false, keys...); err != nil {
 		return err
@@ -59,7 +59,7 @@ func (h *Hub) Keys(ctx context.Context, paneID string, keys ...string) error {
 // Paste pastes text into a pane through a private tmux buffer. With
 // bracketed, programs that asked for bracketed paste receive it as one.
 func (h *Hub) Paste(ctx context.Context, paneID, text string, bracketed bool) error {
-	h.typed(paneID, text, len(text))
+	h.typed(ctx, paneID, text, len(text))
 	return h.tc.Paste(ctx, paneID, text, bracketed)
 }
 
@@ -70,7 +70,7 @@ func (h *Hub) PasteBuffer(ctx context.Context, paneID, name string, size int, br
 	if err != nil {
 		return fmt.Errorf("reading buffer %q to paste it: %w", name, err)
 	}
-	h.typed(paneID, text, len(text))
+	h.typed(ctx, paneID, text, len(text))
 	return h.tc.PasteBuffer(ctx, name, paneID, bracketed, false)
 }
 
@@ -93,10 +93,13 @@ func (h *Hub) TypedBytes(paneID string) int64 {
 
 // typed records text about to be typed into a pane, so that waits can
 // tell the shell's echo of it from the output of what it ran, and counts
-// n bytes sent. Lines shorter than minTyped (spaces aside) are not
-// recorded: any output line ending in those few bytes would be taken for
-// their echo.
-func (h *Hub) typed(paneID, text string, n int) {
+// n bytes sent, and tells the observer. Lines shorter than minTyped
+// (spaces aside) are not recorded: any output line ending in those few
+// bytes would be taken for their echo.
+func (h *Hub) typed(ctx context.Context, paneID, text string, n int) {
+	if o := h.observed(); o != nil {
+		o.Typing(ctx, paneID)
+	}
 	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()

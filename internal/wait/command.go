@@ -30,6 +30,9 @@ type CommandRequest struct {
 	MaxLines int    // bound the output returned; 0: as much as a job keeps
 	MaxBytes int
 	Progress func(elapsed time.Duration)
+	// Watching, if set, is called once the pane's stream is watched: the
+	// moment the wait begins.
+	Watching func(paneID string)
 }
 
 // CommandResult is how a command ended, as its shell's marks told.
@@ -127,6 +130,9 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	defer untap()
+	if req.Watching != nil {
+		req.Watching(req.PaneID)
+	}
 	lostAtStart := stream.LostBytes()
 
 	w := &commandWait{req: req, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes), sawMarks: known.Marks}

@@ -356,15 +356,17 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	// From here an interrupt key may cut what was typed.
 	j.typed()
 	if first < len(steps) {
-		go s.typeOn(j, paneID, steps[first:], stream)
+		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
 	}
 	return nil
 }
 
 // typeOn types the steps that wait for the shell to read, as the job goes
 // on, and ends the job if the shell never reads or the keys do not go.
-func (s *Service) typeOn(j *job, paneID string, steps []step, stream *pane.Stream) {
-	ctx, cancel := context.WithTimeout(context.Background(), handOverWait)
+// call is the context of the call that ran the job, without its deadline:
+// the job outlives it.
+func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []step, stream *pane.Stream) {
+	ctx, cancel := context.WithTimeout(call, handOverWait)
 	defer cancel()
 	for _, st := range steps {
 		if st.afterRead {

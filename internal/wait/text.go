@@ -84,6 +84,9 @@ type TextRequest struct {
 	MaxLines  int
 	MaxBytes  int
 	Progress  func(elapsed time.Duration)
+	// Watching, if set, is called once the pane's stream is watched: the
+	// moment the wait begins.
+	Watching func(paneID string)
 }
 
 // TextResult says why a wait ended and what the pane wrote meanwhile.
@@ -197,6 +200,9 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	defer untap()
+	if req.Watching != nil {
+		req.Watching(req.PaneID)
+	}
 
 	w := &textWait{req: req, m: m, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes),
 		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) })}
