@@ -19,7 +19,8 @@ import (
 )
 
 // FontSize is the size of Go Mono, in pixels, at scale 1; its cells are
-// then 9×19 pixels.
+// then 9×19 pixels. A scale sets the size to the nearest whole pixel, the
+// sizes a font's hinting is made for.
 const FontSize = 15
 
 // Bounds on the scale a grid is drawn at, and on what a Renderer keeps.
@@ -54,7 +55,7 @@ type Renderer struct {
 	err   error
 
 	mu    sync.Mutex
-	sizes map[int]*sizedFont // by scale in hundredths
+	sizes map[int]*sizedFont // by size in pixels
 }
 
 // variant is a font of the family: bit 0 bold, bit 1 italic.
@@ -78,24 +79,28 @@ type maskKey struct {
 	cells int
 }
 
-// scaleKey quantises a scale to hundredths.
-func scaleKey(scale float64) int {
+// pixelSize is the font size, in whole pixels, of a scale within the
+// bounds; 0 means 1.
+func pixelSize(scale float64) int {
 	if scale == 0 {
 		scale = 1
 	}
-	return int(math.Round(min(max(scale, MinScale), MaxScale) * 100))
+	return int(math.Round(min(max(scale, MinScale), MaxScale) * FontSize))
 }
+
+// scaleOf is the scale of a font size in pixels, to two decimals.
+func scaleOf(size int) float64 { return math.Round(float64(size)/FontSize*100) / 100 }
 
 // CellSize returns the size in pixels of one cell at scale.
 func (r *Renderer) CellSize(scale float64) (image.Point, error) {
-	f, err := r.sized(scaleKey(scale))
+	f, err := r.sized(pixelSize(scale))
 	if err != nil {
 		return image.Point{}, err
 	}
 	return f.cell, nil
 }
 
-func (r *Renderer) sized(key int) (*sizedFont, error) {
+func (r *Renderer) sized(size int) (*sizedFont, error) {
 	r.once.Do(func() {
 		for v, ttf := range [4][]byte{gomono.TTF, gomonobold.TTF, gomonoitalic.TTF, gomonobolditalic.TTF} {
 			if r.fonts[v], r.err = opentype.Parse(ttf); r.err != nil {
@@ -109,14 +114,14 @@ func (r *Renderer) sized(key int) (*sizedFont, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if f := r.sizes[key]; f != nil {
+	if f := r.sizes[size]; f != nil {
 		return f, nil
 	}
 	f := &sizedFont{masks: map[maskKey]*image.Alpha{}}
 	for v, ft := range r.fonts {
-		face, err := opentype.NewFace(ft, &opentype.FaceOptions{Size: FontSize * float64(key) / 100, DPI: 72, Hinting: font.HintingFull})
+		face, err := opentype.NewFace(ft, &opentype.FaceOptions{Size: float64(size), DPI: 72, Hinting: font.HintingFull})
 		if err != nil {
-			return nil, fmt.Errorf("sizing Go Mono at scale %.2f: %w", float64(key)/100, err)
+			return nil, fmt.Errorf("sizing Go Mono at %d px: %w", size, err)
 		}
 		f.faces[v] = face
 	}
@@ -127,14 +132,14 @@ func (r *Renderer) sized(key int) (*sizedFont, error) {
 	if len(r.sizes) >= maxSizes || r.sizes == nil {
 		r.sizes = map[int]*sizedFont{}
 	}
-	r.sizes[key] = f
+	r.sizes[size] = f
 	return f, nil
 }
 
 // Draw draws a grid as a terminal would: each cell's colours and
 // attributes, wide characters over two cells, and the cursor.
 func (r *Renderer) Draw(g *Grid, o Options) (*image.RGBA, error) {
-	f, err := r.sized(scaleKey(o.Scale))
+	f, err := r.sized(pixelSize(o.Scale))
 	if err != nil {
 		return nil, err
 	}

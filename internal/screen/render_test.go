@@ -240,7 +240,7 @@ func TestScreenshotStaysWithinItsBounds(t *testing.T) {
 	}{
 		{"a pane that fits is drawn at the scale asked", 80, 24, 2, false, false, 2},
 		{"a wide pane at scale 3 is drawn smaller", 400, 50, 3, true, false, 3},
-		{"a long history is drawn at the least scale, its oldest rows left out", 100, 3000, 1, true, true, MinScale},
+		{"a long history is drawn at the least scale, its oldest rows left out", 100, 3000, 1, true, true, scaleOf(pixelSize(MinScale))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -36,16 +36,12 @@ type Shot struct {
 // down to MinScale, and past that its top rows (the oldest) and right
 // columns are left out. The cursor's row is counted in g.
 func (r *Renderer) Screenshot(ctx context.Context, g *Grid, o Options) (Shot, error) {
-	asked := float64(scaleKey(o.Scale)) / 100
-	scale, err := r.fit(g.Cols, g.Rows(), asked)
+	asked := pixelSize(o.Scale)
+	size, cell, err := r.fit(g.Cols, g.Rows(), asked)
 	if err != nil {
 		return Shot{}, err
 	}
-	shot := Shot{Scale: scale, Scaled: scale < asked}
-	cell, err := r.CellSize(scale)
-	if err != nil {
-		return Shot{}, err
-	}
+	shot := Shot{Scaled: size < asked}
 	if rows := MaxSide / cell.Y; g.Rows() > rows {
 		shot.DroppedRows = g.Rows() - rows
 		g = &Grid{Cols: g.Cols, Cells: g.Cells[shot.DroppedRows:]}
@@ -63,6 +59,7 @@ func (r *Renderer) Screenshot(ctx context.Context, g *Grid, o Options) (Shot, er
 		if err := ctx.Err(); err != nil {
 			return Shot{}, err
 		}
+		shot.Scale = scaleOf(size)
 		o.Scale = shot.Scale
 		img, err := r.Draw(g, o)
 		if err != nil {
@@ -76,32 +73,27 @@ func (r *Renderer) Screenshot(ctx context.Context, g *Grid, o Options) (Shot, er
 		if b.Len() <= MaxPNGBytes {
 			return shot, nil
 		}
-		smaller := math.Floor(shot.Scale*math.Sqrt(float64(MaxPNGBytes)/float64(b.Len()))*0.95*100) / 100
-		if try == pngTries || smaller < MinScale {
-			return Shot{}, fmt.Errorf("the picture of %d×%d cells is %d bytes at scale %.2f, over the %d-byte bound; ask for fewer rows",
+		smaller := min(size-1, int(float64(size)*math.Sqrt(float64(MaxPNGBytes)/float64(b.Len()))))
+		if try == pngTries || smaller < pixelSize(MinScale) {
+			return Shot{}, fmt.Errorf("the picture of %d×%d cells is %d bytes at scale %g, over the %d-byte bound; ask for fewer rows",
 				g.Cols, g.Rows(), b.Len(), shot.Scale, MaxPNGBytes)
 		}
-		shot.Scale, shot.Scaled = smaller, true
+		size, shot.Scaled = smaller, true
 	}
 }
 
-// fit returns the largest scale, at most asked and at least MinScale, at
-// which cols×rows cells fit within MaxSide.
-func (r *Renderer) fit(cols, rows int, asked float64) (float64, error) {
-	scale := asked
-	for scale > MinScale {
-		cell, err := r.CellSize(scale)
+// fit returns the largest font size, at most asked and at least
+// MinScale's, at which cols×rows cells fit within MaxSide, and its cell.
+func (r *Renderer) fit(cols, rows, asked int) (int, image.Point, error) {
+	for size := asked; ; size-- {
+		f, err := r.sized(size)
 		if err != nil {
-			return 0, err
+			return 0, image.Point{}, err
 		}
-		over := max(float64(cols*cell.X), float64(rows*cell.Y)) / MaxSide
-		if over <= 1 {
-			break
+		if size == pixelSize(MinScale) || cols*f.cell.X <= MaxSide && rows*f.cell.Y <= MaxSide {
+			return size, f.cell, nil
 		}
-		// Glyph metrics round to whole pixels, so aim below and check again.
-		scale = max(MinScale, math.Min(scale-0.01, math.Floor(scale/over*100)/100))
 	}
-	return scale, nil
 }
 
 // paletted returns img with a palette when it has at most 256 colours, as
