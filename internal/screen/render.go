@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/draw"
 	"math"
 	"sync"
 	"unicode/utf8"
@@ -137,15 +136,39 @@ func (r *Renderer) sized(size int) (*sizedFont, error) {
 }
 
 // Draw draws a grid as a terminal would: each cell's colours and
-// attributes, wide characters over two cells, and the cursor.
-func (r *Renderer) Draw(g *Grid, o Options) (*image.RGBA, error) {
+// attributes, wide characters over two cells, and the cursor. The picture
+// has a palette (an *image.Paletted) when 256 colours are enough, as they
+// mostly are, and is an *image.RGBA otherwise.
+func (r *Renderer) Draw(g *Grid, o Options) (image.Image, error) {
 	f, err := r.sized(pixelSize(o.Scale))
 	if err != nil {
 		return nil, err
 	}
+	bounds := image.Rect(0, 0, g.Cols*f.cell.X, g.Rows()*f.cell.Y)
+	pal := &palettedCanvas{img: image.NewPaletted(bounds, color.Palette{o.Theme.Background}), levels: map[[2]color.RGBA]*[levels]int16{}}
+	if f.paint(g, o, pal) {
+		return pal.img, nil
+	}
+	rgba := &rgbaCanvas{img: image.NewRGBA(bounds), levels: map[[2]color.RGBA]*[levels]color.RGBA{}}
+	f.paint(g, o, rgba)
+	return rgba.img, nil
+}
+
+// levels is how many levels of coverage a glyph's pixels take, from the
+// background's colour (0) to the text's (levels-1).
+const levels = 16
+
+// A canvas takes a picture cell by cell.
+type canvas interface {
+	// put fills r with fg over bg by coverage: cov holds one level a
+	// pixel, row after row, or is nil for a cell of background alone. It
+	// reports false when the canvas cannot take the colours.
+	put(r image.Rectangle, fg, bg color.RGBA, cov []uint8) bool
+}
+
+// paint draws g on c, cell by cell; false if c gave up.
+func (f *sizedFont) paint(g *Grid, o Options, c canvas) bool {
 	cw, ch := f.cell.X, f.cell.Y
-	img := image.NewRGBA(image.Rect(0, 0, g.Cols*cw, g.Rows()*ch))
-	draw.Draw(img, img.Bounds(), image.NewUniform(o.Theme.Background), image.Point{}, draw.Src)
 	cursor := o.Cursor
 	if cursor.Visible && cursor.Y >= 0 && cursor.Y < g.Rows() && cursor.X >= 0 && cursor.X < g.Cols {
 		// On the column a wide character covers, the cursor is on that character.
@@ -155,31 +178,65 @@ func (r *Renderer) Draw(g *Grid, o Options) (*image.RGBA, error) {
 	} else {
 		cursor.Visible = false
 	}
+	scratch := make([]uint8, 2*cw*ch)
 	for y, row := range g.Cells {
-		for x, c := range row {
-			if c.Width == 0 {
+		for x, cell := range row {
+			if cell.Width == 0 {
 				continue
 			}
-			fg, bg := colours(&o.Theme, c.Style)
+			fg, bg := colours(&o.Theme, cell.Style)
 			if cursor.Visible && x == cursor.X && y == cursor.Y {
 				fg, bg = bg, o.Theme.Cursor
 			}
-			cell := image.Rect(x*cw, y*ch, min(x+c.Width, g.Cols)*cw, (y+1)*ch)
-			if bg != o.Theme.Background {
-				draw.Draw(img, cell, image.NewUniform(bg), image.Point{}, draw.Src)
+			w := min(x+cell.Width, g.Cols) - x
+			var cov []uint8
+			if cell.Style.Attr&Hidden == 0 {
+				cov = f.coverage(scratch[:w*cw*ch], cell, w)
 			}
-			if c.Style.Attr&Hidden != 0 {
-				continue
+			if !c.put(image.Rect(x*cw, y*ch, (x+w)*cw, (y+1)*ch), fg, bg, cov) {
+				return false
 			}
-			src := image.NewUniform(fg)
-			if c.Text != "" && c.Text != " " {
-				m := f.mask(c.Text, c.Style.Attr, c.Width)
-				draw.DrawMask(img, cell, src, image.Point{}, m, image.Point{}, draw.Over)
-			}
-			f.decorate(img, cell, src, c.Style.Attr)
 		}
 	}
-	return img, nil
+	return true
+}
+
+// coverage returns the levels of a cell's text and its lines (underline
+// and the like), w cells wide, in buf; nil when it has neither.
+func (f *sizedFont) coverage(buf []uint8, c Cell, w int) []uint8 {
+	const lines = Underline | DoubleUnderline | Strike | Overline
+	hasText := c.Text != "" && c.Text != " "
+	if !hasText && c.Style.Attr&lines == 0 {
+		return nil
+	}
+	if hasText {
+		m := f.mask(c.Text, c.Style.Attr, c.Width)
+		for y := range f.cell.Y {
+			copy(buf[y*w*f.cell.X:(y+1)*w*f.cell.X], m.Pix[y*m.Stride:])
+		}
+	} else {
+		clear(buf)
+	}
+	t := max(1, f.cell.Y/16)
+	line := func(y int) {
+		for i := y * w * f.cell.X; i < (y+t)*w*f.cell.X; i++ {
+			buf[i] = levels - 1
+		}
+	}
+	under := min(f.ascent+t, f.cell.Y-t)
+	if c.Style.Attr&(Underline|DoubleUnderline) != 0 {
+		line(under)
+	}
+	if c.Style.Attr&DoubleUnderline != 0 {
+		line(min(under+2*t, f.cell.Y-t))
+	}
+	if c.Style.Attr&Strike != 0 {
+		line(f.ascent * 2 / 3)
+	}
+	if c.Style.Attr&Overline != 0 {
+		line(0)
+	}
+	return buf
 }
 
 // colours returns the foreground and background a cell is drawn in.
@@ -189,36 +246,110 @@ func colours(t *Theme, s Style) (fg, bg color.RGBA) {
 		fg, bg = bg, fg
 	}
 	if s.Attr&Faint != 0 {
-		fg = color.RGBA{mix(fg.R, bg.R), mix(fg.G, bg.G), mix(fg.B, bg.B), 0xff}
+		fg = blend(fg, bg, 1, 2)
 	}
 	return fg, bg
 }
 
-// mix is halfway between two channel values.
-func mix(a, b uint8) uint8 { return uint8((int(a) + int(b)) / 2) }
-
-// decorate draws the lines an attribute adds: under, over and through.
-func (f *sizedFont) decorate(img *image.RGBA, cell image.Rectangle, src image.Image, a Attr) {
-	t := max(1, f.cell.Y/16)
-	line := func(y int) {
-		draw.Draw(img, image.Rect(cell.Min.X, cell.Min.Y+y, cell.Max.X, cell.Min.Y+y+t), src, image.Point{}, draw.Src)
-	}
-	under := min(f.ascent+t, f.cell.Y-t)
-	if a&(Underline|DoubleUnderline) != 0 {
-		line(under)
-	}
-	if a&DoubleUnderline != 0 {
-		line(min(under+2*t, f.cell.Y-t))
-	}
-	if a&Strike != 0 {
-		line(f.ascent * 2 / 3)
-	}
-	if a&Overline != 0 {
-		line(0)
-	}
+// blend is n/d of the way from b to a.
+func blend(a, b color.RGBA, n, d int) color.RGBA {
+	ch := func(x, y uint8) uint8 { return uint8((int(x)*n + int(y)*(d-n) + d/2) / d) }
+	return color.RGBA{ch(a.R, b.R), ch(a.G, b.G), ch(a.B, b.B), 0xff}
 }
 
-// mask returns the coverage of a cell's text, cells wide: drawn for box
+// palettedCanvas draws with at most 256 colours, one byte a pixel: the
+// background is entry 0, and each pair of colours takes the levels between
+// them its glyphs use.
+type palettedCanvas struct {
+	img    *image.Paletted
+	levels map[[2]color.RGBA]*[levels]int16 // palette entry of each level; -1 until used
+}
+
+func (p *palettedCanvas) put(r image.Rectangle, fg, bg color.RGBA, cov []uint8) bool {
+	t := p.levels[[2]color.RGBA{fg, bg}]
+	if t == nil {
+		t = &[levels]int16{}
+		for i := range t {
+			t[i] = -1
+		}
+		p.levels[[2]color.RGBA{fg, bg}] = t
+	}
+	entry := func(level uint8) (uint8, bool) {
+		if t[level] < 0 {
+			c := blend(fg, bg, int(level), levels-1)
+			t[level] = int16(p.img.Palette.Index(c))
+			if p.img.Palette[t[level]] != c {
+				if len(p.img.Palette) == 256 {
+					return 0, false
+				}
+				t[level] = int16(len(p.img.Palette))
+				p.img.Palette = append(p.img.Palette, c)
+			}
+		}
+		return uint8(t[level]), true
+	}
+	w := r.Dx()
+	if cov == nil {
+		e, ok := entry(0)
+		if !ok {
+			return false
+		}
+		if e == 0 {
+			return true // the picture starts as the background
+		}
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			row := p.img.Pix[y*p.img.Stride+r.Min.X:][:w]
+			for i := range row {
+				row[i] = e
+			}
+		}
+		return true
+	}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		row := p.img.Pix[y*p.img.Stride+r.Min.X:][:w]
+		for i, level := range cov[(y-r.Min.Y)*w:][:w] {
+			e, ok := entry(level)
+			if !ok {
+				return false
+			}
+			row[i] = e
+		}
+	}
+	return true
+}
+
+// rgbaCanvas draws any number of colours, four bytes a pixel.
+type rgbaCanvas struct {
+	img    *image.RGBA
+	levels map[[2]color.RGBA]*[levels]color.RGBA
+}
+
+func (p *rgbaCanvas) put(r image.Rectangle, fg, bg color.RGBA, cov []uint8) bool {
+	t := p.levels[[2]color.RGBA{fg, bg}]
+	if t == nil {
+		t = &[levels]color.RGBA{}
+		for i := range t {
+			t[i] = blend(fg, bg, i, levels-1)
+		}
+		p.levels[[2]color.RGBA{fg, bg}] = t
+	}
+	w := r.Dx()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		row := p.img.Pix[y*p.img.Stride+4*r.Min.X:][:4*w]
+		for i := range w {
+			var c color.RGBA
+			if cov == nil {
+				c = t[0]
+			} else {
+				c = t[cov[(y-r.Min.Y)*w+i]]
+			}
+			row[4*i], row[4*i+1], row[4*i+2], row[4*i+3] = c.R, c.G, c.B, c.A
+		}
+	}
+	return true
+}
+
+// mask returns the coverage of a cell's text, in levels, cells wide: drawn for box
 // drawing, blocks and braille, from the font otherwise, and a hollow box
 // for a character Go Mono does not have (CJK and emoji among them).
 func (f *sizedFont) mask(text string, a Attr, cells int) *image.Alpha {
@@ -252,7 +383,7 @@ func (f *sizedFont) mask(text string, a Attr, cells int) *image.Alpha {
 	// Sixteen levels of coverage look as smooth as 256 at these sizes, and
 	// keep a picture's colours few enough for a palette.
 	for i, a := range m.Pix {
-		m.Pix[i] = uint8((int(a) + 8) / 17 * 17)
+		m.Pix[i] = uint8((int(a)*(levels-1) + 127) / 255)
 	}
 	if len(f.masks) >= maxMasks {
 		clear(f.masks)

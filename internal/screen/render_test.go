@@ -60,7 +60,7 @@ func picture(t *testing.T, rows []string, cols int, cursor Cursor) (*image.RGBA,
 	if want := image.Rect(0, 0, cols*cell.X, len(rows)*cell.Y); img.Bounds() != want {
 		t.Fatalf("the picture is %v, want %v", img.Bounds(), want)
 	}
-	return img, cell
+	return toRGBA(img), cell
 }
 
 // cellRect is the pixels of the cells from col to col+n-1 of row.
@@ -104,7 +104,7 @@ func TestDrawPaintsEachCellInItsColours(t *testing.T) {
 		{"a 256-colour block", 0, 8, 2, color.RGBA{255, 0, 0, 255}, color.RGBA{255, 0, 0, 255}, false},
 		{"a true-colour block", 0, 11, 2, color.RGBA{10, 200, 30, 255}, color.RGBA{10, 200, 30, 255}, false},
 		{"hidden text", 0, 14, 3, th.Background, th.Background, true},
-		{"faint text halfway to the background", 0, 18, 3, color.RGBA{mix(200, 0x16), mix(100, 0x16), mix(50, 0x16), 255}, th.Background, false},
+		{"faint text halfway to the background", 0, 18, 3, blend(color.RGBA{200, 100, 50, 255}, th.Background, 1, 2), th.Background, false},
 		{"a wide character over two cells", 1, 0, 2, color.RGBA{128, 128, 128, 255}, th.Background, false},
 		{"the character after it, two cells on", 1, 2, 1, th.ANSI[2], th.Background, false},
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"math"
 )
@@ -66,7 +65,7 @@ func (r *Renderer) Screenshot(ctx context.Context, g *Grid, o Options) (Shot, er
 			return Shot{}, err
 		}
 		var b bytes.Buffer
-		if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, paletted(img)); err != nil {
+		if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
 			return Shot{}, fmt.Errorf("encoding the PNG: %w", err)
 		}
 		shot.PNG, shot.Width, shot.Height = b.Bytes(), img.Bounds().Dx(), img.Bounds().Dy()
@@ -94,32 +93,4 @@ func (r *Renderer) fit(cols, rows, asked int) (int, image.Point, error) {
 			return size, f.cell, nil
 		}
 	}
-}
-
-// paletted returns img with a palette when it has at most 256 colours, as
-// a terminal picture mostly has (glyph edges take a few levels between each
-// pair of colours): a PNG of one byte a pixel, unfiltered, is several times
-// faster to encode and smaller than one of three. Otherwise img itself.
-func paletted(img *image.RGBA) image.Image {
-	out := image.NewPaletted(img.Bounds(), make(color.Palette, 0, 256))
-	index := map[uint32]uint8{}
-	last, lastIndex := uint32(0), uint8(0)
-	for i, j := 0, 0; i < len(img.Pix); i, j = i+4, j+1 {
-		p := img.Pix[i : i+4 : i+4]
-		c := uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
-		if c != last || i == 0 {
-			k, ok := index[c]
-			if !ok {
-				if len(out.Palette) == 256 {
-					return img
-				}
-				k = uint8(len(out.Palette))
-				index[c] = k
-				out.Palette = append(out.Palette, color.RGBA{p[0], p[1], p[2], 0xff})
-			}
-			last, lastIndex = c, k
-		}
-		out.Pix[j] = lastIndex
-	}
-	return out
 }
