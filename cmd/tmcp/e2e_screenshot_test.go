@@ -256,10 +256,17 @@ func TestScreenshotPaneTakesAThemeAScaleARegionAndScrollback(t *testing.T) {
 	t.Run("scrollback", func(t *testing.T) {
 		srv.Must("send-keys", "-t", "%0", "clear; seq 1 60", "Enter")
 		waitScreen(t, srv, "%0", "60", func(l []string) bool { return hasLine(l, "60") })
+		waitPane(t, srv, "%0", "#{cursor_x}", "2")
+		cursorY, _ := strconv.Atoi(paneFormat(srv, "%0", "#{cursor_y}"))
 		_, img := takeShot(t, s, map[string]any{"startLine": -30})
 		cell := goMonoCell(t, 1)
 		if img.Bounds().Dy() != (30+tmuxtest.Height)*cell.Y {
 			t.Errorf("30 rows of history and the screen: %d px high, want %d", img.Bounds().Dy(), (30+tmuxtest.Height)*cell.Y)
+		}
+		// The cursor is as far down the picture as the rows of history above it.
+		p := shotCells{img, cell}
+		if at := p.rect(30+cursorY, 2, 1); !p.solid(at, screen.Dark().Cursor) {
+			t.Errorf("the cursor at row %d of the screen should be at row %d of the picture: %v there", cursorY, 30+cursorY, p.colours(at))
 		}
 	})
 	t.Run("refusals", func(t *testing.T) {
