@@ -45,8 +45,43 @@ func drawn(r rune, w, h int) (*image.Alpha, bool) {
 		m := image.NewAlpha(image.Rect(0, 0, w, h))
 		braille(m, byte(r-0x2800))
 		return m, true
+	case r == '▲' || r == '△' || r == '▼' || r == '▽' || r == '▶' || r == '▷' || r == '◀' || r == '◁':
+		// Sort and fold marks (htop's, a file tree's), which Go Mono lacks.
+		m := image.NewAlpha(image.Rect(0, 0, w, h))
+		triangle(m, r)
+		return m, true
 	}
 	return nil, false
+}
+
+// triangle draws a filled or hollow triangle pointing up, down, right or
+// left, in a square centred in the cell.
+func triangle(m *image.Alpha, r rune) {
+	b := m.Bounds()
+	n := min(b.Dx(), b.Dy()) * 4 / 5
+	x0, y0 := (b.Dx()-n)/2, (b.Dy()-n)/2
+	t := max(1, b.Dx()/9)
+	hollow := r == '△' || r == '▽' || r == '▷' || r == '◁'
+	for i := range n { // i: the distance from the point; the span across it is i wide
+		lo, hi := (n-i)/2, (n+i+1)/2
+		for j := lo; j < hi; j++ {
+			if hollow && j >= lo+t && j < hi-t && i < n-t {
+				continue
+			}
+			var x, y int
+			switch r {
+			case '▲', '△':
+				x, y = j, i
+			case '▼', '▽':
+				x, y = j, n-1-i
+			case '▶', '▷':
+				x, y = n-1-i, j
+			default:
+				x, y = i, j
+			}
+			m.Pix[(y0+y)*m.Stride+x0+x] = 0xff
+		}
+	}
 }
 
 const (

@@ -335,3 +335,36 @@ func BenchmarkScreenshot(b *testing.B) {
 		}
 	}
 }
+
+func TestTrianglesPointTheirWay(t *testing.T) {
+	th := Dark()
+	img, cell := picture(t, []string{"▲▼▶◀△▽▷◁"}, 8, Cursor{})
+	half := func(col int, bottomOrRight, vertical bool) int {
+		r := cellRect(cell, 0, col, 1)
+		switch {
+		case vertical && bottomOrRight:
+			r.Min.Y += cell.Y / 2
+		case vertical:
+			r.Max.Y -= cell.Y / 2
+		case bottomOrRight:
+			r.Min.X += cell.X / 2
+		default:
+			r.Max.X -= cell.X / 2
+		}
+		return census(img, r)[th.Foreground]
+	}
+	for i, c := range []struct {
+		name         string
+		wideEndFirst bool // the wide end is at the bottom (or right)
+		vertical     bool
+	}{{"▲", true, true}, {"▼", false, true}, {"▶", false, false}, {"◀", true, false}} {
+		wide, narrow := half(i, c.wideEndFirst, c.vertical), half(i, !c.wideEndFirst, c.vertical)
+		if wide <= narrow {
+			t.Errorf("%s: %d pixels at its wide end, %d at its point", c.name, wide, narrow)
+		}
+		filled, hollow := census(img, cellRect(cell, 0, i, 1))[th.Foreground], census(img, cellRect(cell, 0, i+4, 1))[th.Foreground]
+		if hollow == 0 || hollow >= filled {
+			t.Errorf("%s: the hollow one has %d pixels, the filled one %d", c.name, hollow, filled)
+		}
+	}
+}
