@@ -215,16 +215,14 @@ func (p *parser) sgr(params string) {
 	for i := 0; i < len(fields); i++ {
 		sub := strings.Split(fields[i], ":")
 		n := atoi(sub[0])
+		if set, unset, ok := attrParam(n); ok {
+			p.style.Attr = p.style.Attr&^unset | set
+			continue
+		}
 		switch {
 		case n == 0:
 			p.style = Style{}
-		case n == 1:
-			p.style.Attr |= Bold
-		case n == 2:
-			p.style.Attr |= Faint
-		case n == 3:
-			p.style.Attr |= Italic
-		case n == 4:
+		case n == 4: // 4:0 off, 4:2 double, 4:1 and 4:3–4:5 (curly, dotted, dashed) drawn single
 			p.style.Attr &^= Underline | DoubleUnderline
 			switch {
 			case len(sub) == 1:
@@ -232,33 +230,9 @@ func (p *parser) sgr(params string) {
 			case sub[1] == "0":
 			case sub[1] == "2":
 				p.style.Attr |= DoubleUnderline
-			default: // single, curly, dotted, dashed
+			default:
 				p.style.Attr |= Underline
 			}
-		case n == 5 || n == 6:
-			p.style.Attr |= Blink
-		case n == 7:
-			p.style.Attr |= Reverse
-		case n == 8:
-			p.style.Attr |= Hidden
-		case n == 9:
-			p.style.Attr |= Strike
-		case n == 21:
-			p.style.Attr = p.style.Attr&^Underline | DoubleUnderline
-		case n == 22:
-			p.style.Attr &^= Bold | Faint
-		case n == 23:
-			p.style.Attr &^= Italic
-		case n == 24:
-			p.style.Attr &^= Underline | DoubleUnderline
-		case n == 25:
-			p.style.Attr &^= Blink
-		case n == 27:
-			p.style.Attr &^= Reverse
-		case n == 28:
-			p.style.Attr &^= Hidden
-		case n == 29:
-			p.style.Attr &^= Strike
 		case n >= 30 && n <= 37:
 			p.style.FG = Indexed(uint8(n - 30))
 		case n == 38, n == 48, n == 58:
@@ -294,6 +268,26 @@ func (p *parser) sgr(params string) {
 			p.style.BG = Indexed(uint8(n - 100 + 8))
 		}
 	}
+}
+
+// attrParam says which attributes an SGR parameter sets and clears, for
+// the parameters that do only that.
+func attrParam(n int) (set, unset Attr, ok bool) {
+	params := [...]struct {
+		n          int
+		set, unset Attr
+	}{
+		{1, Bold, 0}, {2, Faint, 0}, {3, Italic, 0}, {5, Blink, 0}, {6, Blink, 0}, {7, Reverse, 0}, {8, Hidden, 0},
+		{9, Strike, 0}, {21, DoubleUnderline, Underline}, {22, 0, Bold | Faint}, {23, 0, Italic},
+		{24, 0, Underline | DoubleUnderline}, {25, 0, Blink}, {27, 0, Reverse}, {28, 0, Hidden}, {29, 0, Strike},
+		{53, Overline, 0}, {55, 0, Overline},
+	}
+	for _, p := range params {
+		if p.n == n {
+			return p.set, p.unset, true
+		}
+	}
+	return 0, 0, false
 }
 
 // extendedColorFields reads the colour after a 38 or 48 in the ';' form
