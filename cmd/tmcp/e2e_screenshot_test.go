@@ -314,3 +314,21 @@ func TestScreenshotPaneRepliesAsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenshotPaneDrawsARemotePane takes the picture through the far
+// host's tmux, over ssh, as every other tool does.
+func TestScreenshotPaneDrawsARemotePane(t *testing.T) {
+	t.Parallel()
+	f := newRemoteFixture(t)
+	pane := shellPane(t, f.far)
+	f.far.Must("send-keys", "-t", pane, `clear; printf '\033[31mFAR\033[0m\n'`, "Enter")
+	waitScreen(t, f.far, pane, "FAR", func(l []string) bool { return hasLine(l, "FAR") })
+	out, img := takeShot(t, f.s, map[string]any{"paneId": "far:" + pane})
+	if out.PaneID != "far:"+pane {
+		t.Errorf("the reply names pane %q, want far:%s", out.PaneID, pane)
+	}
+	p := shotCells{img, goMonoCell(t, 1)}
+	if seen := p.colours(p.rect(0, 0, 3)); seen[screen.Dark().ANSI[1]] == 0 {
+		t.Errorf("the far pane's red word is not drawn red: %v", seen)
+	}
+}
