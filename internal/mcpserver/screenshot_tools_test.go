@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,7 +30,7 @@ func BenchmarkScreenshotPane(b *testing.B) {
 			srv := tmuxtest.New(b)
 			srv.Must("resize-window", "-t", "=main:", "-x", fmt.Sprint(size.cols), "-y", fmt.Sprint(size.rows))
 			srv.Must("send-keys", "-t", "%0", testRunScreen, "Enter")
-			if !tmuxtest.WaitFor(5e9, func() bool {
+			if !tmuxtest.WaitFor(5*time.Second, func() bool {
 				out, _ := srv.Tmux("capture-pane", "-p", "-t", "%0")
 				return strings.Contains(out, " FAIL  done")
 			}) {
