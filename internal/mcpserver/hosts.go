@@ -155,7 +155,7 @@ func (s *Server) view(ctx context.Context, name string) (*Server, error) {
 	v = &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, audit: s.audit, arrivals: &arrivals{},
 		// tmcp never runs inside a remote pane: no caller to guard there.
 		callers: &callerCache{lock: make(chan struct{}, 1), known: true},
-		cfg:     cfg, schemas: s.schemas, host: name, hostViews: &hostViews{}}
+		screens: s.screens, cfg: cfg, schemas: s.schemas, host: name, hostViews: &hostViews{}}
 	if s.hostViews.views == nil {
 		s.hostViews.views = map[string]*Server{}
 	}

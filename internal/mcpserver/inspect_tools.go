@@ -18,7 +18,7 @@ const maxSearchLines = 20
 func (s *Server) inspectTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "search_panes", Annotations: readOnly("Search panes"),
-			Description: "Panes showing some text (literal or RE2), with the matching lines."}, s.searchPanes),
+			Description: "Panes showing pattern, with the matching lines."}, s.searchPanes),
 		define(&mcp.Tool{Name: "snapshot_pane", Annotations: readOnly("Snapshot pane"),
 			Description: "A pane's state and screen in one call."}, s.snapshotPane),
 		define(&mcp.Tool{Name: "get_session_info", Annotations: readOnly("Session info"),

@@ -14,19 +14,19 @@ import (
 func (s *Server) readTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "list_sessions", Annotations: readOnly("List sessions"),
-			Description: "List sessions with their window and client counts."}, s.listSessions),
+			Description: "Sessions with window and client counts."}, s.listSessions),
 		define(&mcp.Tool{Name: "list_windows", Annotations: readOnly("List windows"),
-			Description: "List windows, of one session or all."}, s.listWindows),
+			Description: "Windows of one session or all."}, s.listWindows),
 		define(&mcp.Tool{Name: "list_panes", Annotations: readOnly("List panes"),
-			Description: "List panes with command, path, size and state; isCaller: the pane tmcp runs in."}, s.listPanes),
+			Description: "Panes with command, path, size, state; isCaller: tmcp's own pane."}, s.listPanes),
 		define(&mcp.Tool{Name: "get_server_info", Annotations: readOnly("Server info"),
 			Description: "tmux version, socket, counts, caller's pane, safety tier."}, s.getServerInfo),
 		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly("Pane info"),
 			Description: "A pane's command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
 		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly("Capture pane"),
-			Description: "A pane's screen; history: true or a negative startLine reads scrollback."}, s.capturePane),
+			Description: "A pane's screen as text; history: true or a negative startLine reads scrollback."}, s.capturePane),
 		define(&mcp.Tool{Name: "display_message", Annotations: readOnly("Expand a format"),
-			Description: "Expand a tmux format for a pane, window or session; #(), E: and T: refused."}, s.displayMessage),
+			Description: "Expand a tmux format; #(), E: and T: refused."}, s.displayMessage),
 	}
 }
 
@@ -41,7 +41,7 @@ type SessionInfo struct {
 
 type listSessionsIn struct {
 	Name     string `json:"name,omitempty" jsonschema:"exact name"`
-	Attached *bool  `json:"attached,omitempty" jsonschema:"with (true) or without clients"`
+	Attached *bool  `json:"attached,omitempty"`
 }
 
 type listSessionsOut struct {
@@ -89,7 +89,7 @@ type WindowInfo struct {
 type listWindowsIn struct {
 	SessionName string `json:"sessionName,omitempty"`
 	Name        string `json:"name,omitempty" jsonschema:"exact name"`
-	Active      *bool  `json:"active,omitempty" jsonschema:"active (true) or not"`
+	Active      *bool  `json:"active,omitempty"`
 }
 
 type listWindowsOut struct {
@@ -184,8 +184,8 @@ type listPanesIn struct {
 	WindowID    string `json:"windowId,omitempty"`
 	Command     string `json:"command,omitempty" jsonschema:"exact command"`
 	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"cwd is this or below"`
-	Dead        *bool  `json:"dead,omitempty" jsonschema:"dead (true) or live"`
-	Active      *bool  `json:"active,omitempty" jsonschema:"active (true) or not"`
+	Dead        *bool  `json:"dead,omitempty"`
+	Active      *bool  `json:"active,omitempty"`
 }
 
 type listPanesOut struct {
@@ -317,7 +317,7 @@ func (s *Server) paneDetail(ctx context.Context, p tmux.Pane) PaneDetail {
 
 type capturePaneIn struct {
 	PaneID    string `json:"paneId,omitempty"`
-	History   bool   `json:"history,omitempty" jsonschema:"all history too"`
+	History   bool   `json:"history,omitempty"`
 	StartLine *int   `json:"startLine,omitempty"`
 	EndLine   *int   `json:"endLine,omitempty"`
 	Styles    bool   `json:"styles,omitempty" jsonschema:"keep colour escapes"`

@@ -18,6 +18,7 @@ import (
 	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/record"
+	"github.com/tmcp/tmcp/internal/screen"
 	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
 )
@@ -54,6 +55,7 @@ type Server struct {
 	audit    *Auditor
 	arrivals *arrivals
 	callers  *callerCache
+	screens  *screen.Renderer // draws screenshot_pane's pictures; its glyphs are shared
 	cfg      Config
 	// host names the remote host this server view drives ("" for the
 	// local server); hostViews holds the views of the remote hosts.
@@ -78,7 +80,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 	rec := record.New(cfg.Record)
 	hub.Observe(rec)
 	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, arrivals: &arrivals{},
-		callers: &callerCache{lock: make(chan struct{}, 1)}, cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
+		callers: &callerCache{lock: make(chan struct{}, 1)}, screens: screen.NewRenderer(), cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}
@@ -92,7 +94,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 func (s *Server) WithTier(t Tier) *Server {
 	cfg := s.cfg
 	cfg.Tier = t
-	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, rec: s.rec, audit: s.audit, arrivals: s.arrivals, callers: s.callers,
+	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, rec: s.rec, audit: s.audit, arrivals: s.arrivals, callers: s.callers, screens: s.screens,
 		cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
 }
 
@@ -186,6 +188,7 @@ func (s *Server) buildDefinitions() []toolDef {
 	var defs []toolDef
 	defs = append(defs, s.readTools()...)
 	defs = append(defs, s.inspectTools()...)
+	defs = append(defs, s.screenshotTools()...)
 	defs = append(defs, s.writeTools()...)
 	defs = append(defs, s.waitTools()...)
 	defs = append(defs, s.killTools()...)

@@ -73,12 +73,13 @@ type Pane struct {
 	CursorX      int
 	CursorY      int
 	StartCommand string // the command the pane was made with; empty for the default shell
+	CursorShown  bool   // the program has not hidden the cursor
 }
 
 var paneVars = []string{"pane_id", "pane_index", "window_id", "window_index", "window_name", "session_id", "session_name",
 	"pane_active", "pane_current_command", "pane_pid", "pane_tty", "pane_current_path", "pane_title", "pane_width",
 	"pane_height", "pane_dead", "pane_dead_status", "pane_dead_signal", "history_size", "history_limit", "pane_in_mode", "pane_mode",
-	"alternate_on", "cursor_x", "cursor_y", "pane_start_command"}
+	"alternate_on", "cursor_x", "cursor_y", "pane_start_command", "cursor_flag"}
 
 // PaneListFormat is the -F format ListPanes asks tmux for: what a
 // benchmark needs to time tmux's own share of listing panes.
@@ -100,7 +101,7 @@ func scanPane(r *fields) Pane {
 		SessionID: r.str(), SessionName: r.str(), Active: r.flag(), Command: r.str(), PID: r.num(), TTY: r.str(),
 		Path: r.str(), Title: r.str(), Width: r.num(), Height: r.num(), Dead: r.flag(), DeadStatus: r.numOr(-1), DeadSignal: r.num(),
 		HistorySize: r.num(), HistoryLimit: r.num(), InMode: r.flag(), Mode: r.str(), AlternateOn: r.flag(),
-		CursorX: r.num(), CursorY: r.num(), StartCommand: r.str()}
+		CursorX: r.num(), CursorY: r.num(), StartCommand: r.str(), CursorShown: r.flag()}
 }
 
 // list runs a list command with a format for vars and scans each record.
@@ -246,11 +247,19 @@ type CaptureOptions struct {
 	Start, End *int // rows: 0 is the top visible row, negative is history
 	History    bool // from the start of history (overrides Start)
 	Styles     bool // keep colour and attribute escapes
+	// AsDrawn keeps the rows as the screen shows them: a wrapped line
+	// stays on its rows, and trailing spaces (which may carry a
+	// background colour) are kept.
+	AsDrawn bool
 }
 
-// CapturePane returns the rows of a pane, wrapped rows joined.
+// CapturePane returns the rows of a pane, wrapped rows joined unless
+// AsDrawn.
 func (c *Client) CapturePane(ctx context.Context, pane string, o CaptureOptions) ([]string, error) {
 	args := []string{"capture-pane", "-p", "-J", "-t", pane}
+	if o.AsDrawn {
+		args[2] = "-N"
+	}
 	switch {
 	case o.History:
 		args = append(args, "-S", "-")

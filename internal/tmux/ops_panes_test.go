@@ -1,0 +1,64 @@
+package tmux
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+func TestCaptureAsDrawnKeepsRowsAndTheirColouredSpaces(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	// A line longer than the pane wraps onto a second row; a red
+	// background ends in spaces.
+	long := strings.Repeat("w", tmuxtest.Width+5)
+	srv.Must("send-keys", "-t", "%0", `clear; printf '`+long+`\n\033[41mbg   \033[0m\n'`, "Enter")
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		out, _ := srv.Tmux("capture-pane", "-p", "-t", "%0")
+		return strings.Contains(out, "bg")
+	}) {
+		t.Fatal("the lines never showed")
+	}
+	joined, err := c.CapturePane(ctx, "%0", CaptureOptions{Styles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn, err := c.CapturePane(ctx, "%0", CaptureOptions{Styles: true, AsDrawn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if joined[0] != long {
+		t.Errorf("without AsDrawn the wrapped line is %q, want it joined", joined[0])
+	}
+	if drawn[0] != long[:tmuxtest.Width] || drawn[1] != "wwwww" {
+		t.Errorf("AsDrawn rows 0 and 1: %q, %q; want the line as the pane wraps it", drawn[0], drawn[1])
+	}
+	if !strings.Contains(drawn[2], "bg   ") {
+		t.Errorf("AsDrawn row 2 is %q; want the coloured spaces kept", drawn[2])
+	}
+}
+
+func TestPaneInfoSaysWhetherTheCursorIsShown(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	for _, shown := range []bool{false, true} {
+		seq := `\033[?25l`
+		if shown {
+			seq = `\033[?25h`
+		}
+		srv.Must("send-keys", "-t", "%0", "printf '"+seq+"'", "Enter")
+		var p Pane
+		if !tmuxtest.WaitFor(5*time.Second, func() bool {
+			var err error
+			p, err = c.PaneInfo(ctx, "%0")
+			return err == nil && p.CursorShown == shown
+		}) {
+			t.Errorf("after %s the cursor is shown: %v", seq, p.CursorShown)
+		}
+	}
+}
