@@ -38,11 +38,11 @@ var batchNames = map[Tier]string{
 // batchTools returns the three batch tools, which run the tools of reg.
 func (s *Server) batchTools(reg *batchRegistry) []toolDef {
 	defs := []toolDef{
-		define(&mcp.Tool{Name: batchNames[ReadOnly], Annotations: readOnly("Batch of read-only calls"),
+		define(&mcp.Tool{Name: batchNames[ReadOnly], Annotations: readOnly(),
 			Description: "Run read-only tool calls in order, to the first failure; no waits."}, reg.batch(ReadOnly)),
-		define(&mcp.Tool{Name: batchNames[Mutating], Annotations: mutating("Batch of calls", false),
+		define(&mcp.Tool{Name: batchNames[Mutating], Annotations: mutating(false),
 			Description: "Run read-only or mutating tool calls in order, to the first failure; no waits."}, reg.batch(Mutating)),
-		define(&mcp.Tool{Name: batchNames[Destructive], Annotations: destructive("Batch with kills"),
+		define(&mcp.Tool{Name: batchNames[Destructive], Annotations: destructive(),
 			Description: "Run tool calls of any tier in order, to the first failure; no waits."}, reg.batch(Destructive)),
 	}
 	for _, d := range defs {

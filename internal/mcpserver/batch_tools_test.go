@@ -23,7 +23,7 @@ type fakeOut struct {
 
 // fakeTool is a tool whose handler returns what the case asks for.
 func fakeTool(res *mcp.CallToolResult, out fakeOut, err error) toolDef {
-	return define(&mcp.Tool{Name: "fake", Annotations: readOnly("Fake")},
+	return define(&mcp.Tool{Name: "fake", Annotations: readOnly()},
 		func(context.Context, *mcp.CallToolRequest, fakeIn) (*mcp.CallToolResult, fakeOut, error) {
 			return res, out, err
 		})
@@ -99,7 +99,7 @@ func TestBatchArgumentsAreCheckedAsTheSDKChecksThem(t *testing.T) {
 // the handler must see the same input (defaults applied).
 func TestBatchChecksArgumentsAsTheSDKDoes(t *testing.T) {
 	var seen []fakeIn
-	d := define(&mcp.Tool{Name: "fake", Annotations: readOnly("Fake")},
+	d := define(&mcp.Tool{Name: "fake", Annotations: readOnly()},
 		func(_ context.Context, _ *mcp.CallToolRequest, in fakeIn) (*mcp.CallToolResult, fakeOut, error) {
 			seen = append(seen, in)
 			return nil, fakeOut{Value: in.Name}, nil

@@ -17,13 +17,13 @@ const maxSearchLines = 20
 
 func (s *Server) inspectTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "search_panes", Annotations: readOnly("Search panes"),
+		define(&mcp.Tool{Name: "search_panes", Annotations: readOnly(),
 			Description: "Panes showing pattern, with the matching lines."}, s.searchPanes),
-		define(&mcp.Tool{Name: "snapshot_pane", Annotations: readOnly("Snapshot pane"),
+		define(&mcp.Tool{Name: "snapshot_pane", Annotations: readOnly(),
 			Description: "A pane's state and screen in one call."}, s.snapshotPane),
-		define(&mcp.Tool{Name: "get_session_info", Annotations: readOnly("Session info"),
+		define(&mcp.Tool{Name: "get_session_info", Annotations: readOnly(),
 			Description: "One session and its windows."}, s.getSessionInfo),
-		define(&mcp.Tool{Name: "get_window_info", Annotations: readOnly("Window info"),
+		define(&mcp.Tool{Name: "get_window_info", Annotations: readOnly(),
 			Description: "One window: size, layout and panes."}, s.getWindowInfo),
 	}
 }

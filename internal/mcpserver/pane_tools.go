@@ -14,15 +14,15 @@ import (
 // paneTools returns respawn_pane, clear_pane, copy mode and find_pane_by_position.
 func (s *Server) paneTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "respawn_pane", Annotations: destructive("Respawn pane"),
+		define(&mcp.Tool{Name: "respawn_pane", Annotations: destructive(),
 			Description: "Restart a pane's process (or command instead)."}, s.respawnPane),
-		define(&mcp.Tool{Name: "clear_pane", Annotations: destructive("Clear pane"),
+		define(&mcp.Tool{Name: "clear_pane", Annotations: destructive(),
 			Description: "Clear a pane's screen without typing; history: true drops scrollback."}, s.clearPane),
-		define(&mcp.Tool{Name: "enter_copy_mode", Annotations: mutating("Enter copy mode", false),
+		define(&mcp.Tool{Name: "enter_copy_mode", Annotations: mutating(false),
 			Description: "Put a pane in copy mode, scrollUp lines up."}, s.enterCopyMode),
-		define(&mcp.Tool{Name: "exit_copy_mode", Annotations: mutating("Exit copy mode", true),
+		define(&mcp.Tool{Name: "exit_copy_mode", Annotations: mutating(true),
 			Description: "Leave copy mode (or any mode) in a pane, if in one."}, s.exitCopyMode),
-		define(&mcp.Tool{Name: "find_pane_by_position", Annotations: readOnly("Find pane"),
+		define(&mcp.Tool{Name: "find_pane_by_position", Annotations: readOnly(),
 			Description: "The pane at top, left, top-right… or center of a window."}, s.findPaneByPosition),
 	}
 }

@@ -13,19 +13,19 @@ import (
 
 func (s *Server) readTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "list_sessions", Annotations: readOnly("List sessions"),
+		define(&mcp.Tool{Name: "list_sessions", Annotations: readOnly(),
 			Description: "Sessions with window and client counts."}, s.listSessions),
-		define(&mcp.Tool{Name: "list_windows", Annotations: readOnly("List windows"),
+		define(&mcp.Tool{Name: "list_windows", Annotations: readOnly(),
 			Description: "Windows of one session or all."}, s.listWindows),
-		define(&mcp.Tool{Name: "list_panes", Annotations: readOnly("List panes"),
+		define(&mcp.Tool{Name: "list_panes", Annotations: readOnly(),
 			Description: "Panes with command, path, size, state; isCaller: tmcp's own pane."}, s.listPanes),
-		define(&mcp.Tool{Name: "get_server_info", Annotations: readOnly("Server info"),
+		define(&mcp.Tool{Name: "get_server_info", Annotations: readOnly(),
 			Description: "tmux version, socket, counts, caller's pane, safety tier."}, s.getServerInfo),
-		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly("Pane info"),
+		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly(),
 			Description: "A pane's command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
-		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly("Capture pane"),
+		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly(),
 			Description: "A pane's screen as text; history: true or a negative startLine reads scrollback."}, s.capturePane),
-		define(&mcp.Tool{Name: "display_message", Annotations: readOnly("Expand a format"),
+		define(&mcp.Tool{Name: "display_message", Annotations: readOnly(),
 			Description: "Expand a tmux format; #(), E: and T: refused."}, s.displayMessage),
 	}
 }

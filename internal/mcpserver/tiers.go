@@ -68,16 +68,18 @@ func tierOf(a *mcp.ToolAnnotations) Tier {
 }
 
 // Annotations for the three kinds of tool. No tool reaches outside the
-// tmux server, so none is open-world.
-func readOnly(title string) *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
+// tmux server, so none is open-world. None has a title: each would only
+// repeat the tool's name with spaces, at about 25 bytes of every
+// tools/list a client pays for, and a client shows the name without one.
+func readOnly() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 }
 
-func mutating(title string, idempotent bool) *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{Title: title, IdempotentHint: idempotent, DestructiveHint: new(bool), OpenWorldHint: new(bool)}
+func mutating(idempotent bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{IdempotentHint: idempotent, DestructiveHint: new(bool), OpenWorldHint: new(bool)}
 }
 
-func destructive(title string) *mcp.ToolAnnotations {
+func destructive() *mcp.ToolAnnotations {
 	yes := true
-	return &mcp.ToolAnnotations{Title: title, DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: new(bool)}
+	return &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: new(bool)}
 }

@@ -25,19 +25,19 @@ const (
 
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "run_command", Annotations: mutating("Run command", false),
+		define(&mcp.Tool{Name: "run_command", Annotations: mutating(false),
 			Description: "Run a shell command as written (in a subshell) in a pane: exit status and exact output; past timeoutSeconds, a jobId for get_job."}, s.runCommand),
-		define(&mcp.Tool{Name: "get_job", Annotations: readOnly("Get job"),
+		define(&mcp.Tool{Name: "get_job", Annotations: readOnly(),
 			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
-		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly("Wait for text"),
+		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly(),
 			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
-		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly("Wait for command"),
+		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly(),
 			Description: "Wait for the command running in a pane (at a prompt: the next) to end: exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
-		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly("Wait for channel"),
+		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly(),
 			Description: "Wait until a wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
-		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating("Signal channel", false),
+		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating(false),
 			Description: "Signal a wait-for channel."}, s.signalChannel),
-		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly("Capture since"),
+		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly(),
 			Description: "Only what a pane wrote since a cursor, and the next cursor; no cursor: the screen."}, s.captureSince),
 	}
 }
