@@ -305,3 +305,62 @@ func TestWaitForCommandAnswersByItsTimeoutWhileTmuxIsStopped(t *testing.T) {
 		})
 	}
 }
+
+// commandPanesOut is wait_for_command's reply over several panes.
+type commandPanesOut struct {
+	commandOut
+	PaneID string `json:"paneId"`
+	Panes  []struct {
+		PaneID     string `json:"paneId"`
+		Outcome    string `json:"outcome"`
+		ExitStatus *int   `json:"exitStatus"`
+	} `json:"panes"`
+}
+
+// TestWaitForCommandAcrossPanes waits on two bash panes with the
+// integration loaded: with mode any, the pane whose command ends first
+// decides, with its status and output, and the other is still waiting;
+// with mode all, the wait ends once both commands have, each pane with
+// its own status. A wait called at once after another has reported a
+// command (within the arrival slack of its end) does not report it again.
+func TestWaitForCommandAcrossPanes(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	a, b := integratedPane(t, srv, "bash", ""), integratedPane(t, srv, "bash", "")
+	s := startTMCP(t, srv, "")
+	// The streams start here, so that each command is seen from its C.
+	s.since(map[string]any{"paneId": a})
+	s.since(map[string]any{"paneId": b})
+	outcomes := func(r commandPanesOut) string {
+		var each []string
+		for _, p := range r.Panes {
+			each = append(each, p.PaneID+" "+p.Outcome+" "+status(p.ExitStatus))
+		}
+		return strings.Join(each, ", ")
+	}
+
+	ch := s.async("wait_for_command", map[string]any{"paneIds": []string{a, b}, "timeoutSeconds": 10})
+	s.ok("send_keys", map[string]any{"paneId": b, "keys": "sh -c 'echo bee; sleep 1; exit 7'"}, nil)
+	r, text := decodeText[commandPanesOut](t, "wait_for_command", awaitCall(t, "wait_for_command", ch).res)
+	want := a + " waiting absent, " + b + " ended 7"
+	if r.Outcome != "ended" || r.PaneID != b || status(r.ExitStatus) != "7" || outcomes(r) != want || !strings.Contains(text, "bee") {
+		t.Errorf("mode any (%d lines): %s in %s, exit %s, panes %q, output %q; want ended in %s, exit 7, panes %q, output with bee",
+			r.Lines, r.Outcome, r.PaneID, status(r.ExitStatus), outcomes(r), text, b, want)
+	}
+
+	ch = s.async("wait_for_command", map[string]any{"paneIds": []string{a, b}, "mode": "all", "timeoutSeconds": 10})
+	s.ok("send_keys", map[string]any{"paneId": a, "keys": "sh -c 'sleep 1; exit 3'"}, nil)
+	s.ok("send_keys", map[string]any{"paneId": b, "keys": "sh -c 'sleep 2; echo late'"}, nil)
+	r, text = decodeText[commandPanesOut](t, "wait_for_command", awaitCall(t, "wait_for_command", ch).res)
+	want = a + " ended 3, " + b + " ended 0"
+	if r.Outcome != "ended" || r.PaneID != b || outcomes(r) != want || !strings.Contains(text, "late") {
+		t.Errorf("mode all: %s in %s, panes %q, output %q; want ended, decided by %s, panes %q, output with late",
+			r.Outcome, r.PaneID, outcomes(r), text, b, want)
+	}
+
+	again, _ := s.waitCommand(map[string]any{"paneId": b, "timeoutSeconds": 0.5})
+	if again.Outcome != "timeout" {
+		t.Errorf("a wait on %s at once after the last reported its command: %s, exit %s; want timeout (nothing new ran)",
+			b, again.Outcome, status(again.ExitStatus))
+	}
+}

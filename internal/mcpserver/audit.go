@@ -108,7 +108,7 @@ func digest(s string) string {
 // with no stream yet, that pane's screen.
 func (s *Server) arrive(ctx context.Context, req mcp.Request) context.Context {
 	st := s.arrivalStamp(req)
-	a := wait.Arrival{At: st.at.Add(-arrivalSlack), Marks: st.marks}
+	a := wait.Arrival{Read: st.at, At: st.at.Add(-arrivalSlack), Marks: st.marks}
 	if st.screens == nil {
 		// Not stamped as it was read (a call made in-process): read now.
 		st = s.stampNow(ctx, req, st)

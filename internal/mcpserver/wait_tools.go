@@ -32,7 +32,7 @@ func (s *Server) waitTools() []toolDef {
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly(),
 			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
 		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly(),
-			Description: "Wait for the command running in a pane (at a prompt: the next) to end: exitStatus, duration, output. Needs shell marks (tmcp init)."}, s.waitForCommand),
+			Description: "Wait until the command in a pane (at a prompt: the next) ends: status, duration, output. Needs shell marks (tmcp init); paneIds, mode as wait_for_text."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly(),
 			Description: "Wait until a wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating(false),
@@ -204,6 +204,7 @@ type waitForTextOut struct {
 type paneWaitOut struct {
 	PaneID          string `json:"paneId"`
 	Outcome         string `json:"outcome" jsonschema:"as the wait's, or waiting: another pane decided first"`
+	ExitStatus      *int   `json:"exitStatus,omitempty"`
 	Matched         string `json:"matched,omitempty"`
 	Pattern         string `json:"pattern,omitempty"`
 	Cursor          string `json:"cursor"`
@@ -212,8 +213,8 @@ type paneWaitOut struct {
 }
 
 func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
-	if in.Mode != "" && in.Mode != "any" && in.Mode != "all" {
-		return nil, waitForTextOut{}, fmt.Errorf("mode %q: want any or all", in.Mode)
+	if err := checkMode(in.Mode); err != nil {
+		return nil, waitForTextOut{}, err
 	}
 	if len(in.PaneIDs) > 0 {
 		return s.waitForTextInPanes(ctx, req, in)
@@ -246,14 +247,18 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	return textResult(out, text), out, nil
 }
 
+// checkMode checks a wait's mode across panes.
+func checkMode(mode string) error {
+	if mode != "" && mode != "any" && mode != "all" {
+		return fmt.Errorf("mode %q: want any or all", mode)
+	}
+	return nil
+}
+
 // waitForTextInPanes is wait_for_text over paneIds (and paneId): the
 // panes they name, each watched as a lone wait watches it.
 func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolRequest, in waitForTextIn) (*mcp.CallToolResult, waitForTextOut, error) {
-	targets := in.PaneIDs
-	if in.PaneID != "" {
-		targets = append([]string{in.PaneID}, targets...)
-	}
-	ids, err := s.panesOf(ctx, targets)
+	ids, err := s.panesOf(ctx, withPane(in.PaneID, in.PaneIDs))
 	if err != nil {
 		return nil, waitForTextOut{}, err
 	}
@@ -294,6 +299,14 @@ func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolReques
 		}
 	}
 	return textResult(out, strings.Join(text, "\n")), out, nil
+}
+
+// withPane puts paneId, when given, before the targets of paneIds.
+func withPane(paneID string, targets []string) []string {
+	if paneID == "" {
+		return targets
+	}
+	return append([]string{paneID}, targets...)
 }
 
 // panesLabel names panes for a message: the first few, and how many more.
@@ -348,28 +361,38 @@ func (s *Server) panesOf(ctx context.Context, targets []string) ([]string, error
 }
 
 type waitForCommandIn struct {
-	PaneID         string  `json:"paneId,omitempty"`
-	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
-	Cursor         string  `json:"cursor,omitempty"`
-	MaxLines       int     `json:"maxLines,omitempty"`
-	MaxBytes       int     `json:"maxBytes,omitempty"`
+	PaneID         string   `json:"paneId,omitempty"`
+	PaneIDs        []string `json:"paneIds,omitempty"`
+	Mode           string   `json:"mode,omitempty"`
+	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
+	Cursor         string   `json:"cursor,omitempty"`
+	MaxLines       int      `json:"maxLines,omitempty"`
+	MaxBytes       int      `json:"maxBytes,omitempty"`
 }
 
 type waitForCommandOut struct {
-	Outcome         string  `json:"outcome" jsonschema:"ended, timeout, no_marks, pane_died, connection_lost, output_lost or cancelled"`
-	ExitStatus      *int    `json:"exitStatus,omitempty"`
-	DurationSeconds float64 `json:"durationSeconds,omitempty"`
-	Running         bool    `json:"running,omitempty"`
-	Partial         bool    `json:"partial,omitempty" jsonschema:"output began before tmcp saw it"`
-	Cwd             string  `json:"cwd,omitempty" jsonschema:"where it ran"`
-	Cursor          string  `json:"cursor"`
-	Reason          string  `json:"reason,omitempty"`
-	Lines           int     `json:"lines" jsonschema:"output lines, in the second content block"`
+	Outcome         string        `json:"outcome" jsonschema:"ended, timeout, no_marks, pane_died, connection_lost, output_lost or cancelled"`
+	ExitStatus      *int          `json:"exitStatus,omitempty"`
+	DurationSeconds float64       `json:"durationSeconds,omitempty"`
+	Running         bool          `json:"running,omitempty"`
+	Partial         bool          `json:"partial,omitempty" jsonschema:"output began before tmcp saw it"`
+	Cwd             string        `json:"cwd,omitempty" jsonschema:"where it ran"`
+	Cursor          string        `json:"cursor"`
+	Reason          string        `json:"reason,omitempty"`
+	Lines           int           `json:"lines" jsonschema:"output lines, in the second content block"`
+	PaneID          string        `json:"paneId,omitempty"`
+	Panes           []paneWaitOut `json:"panes,omitempty"`
 	pane.Truncation
 	waitTiming
 }
 
 func (s *Server) waitForCommand(ctx context.Context, req *mcp.CallToolRequest, in waitForCommandIn) (*mcp.CallToolResult, waitForCommandOut, error) {
+	if err := checkMode(in.Mode); err != nil {
+		return nil, waitForCommandOut{}, err
+	}
+	if len(in.PaneIDs) > 0 {
+		return s.waitForCommandInPanes(ctx, req, in)
+	}
 	id := in.PaneID
 	if c, err := pane.ParseCursor(in.Cursor); id == "" && err == nil {
 		id = c.PaneID
@@ -395,6 +418,44 @@ func (s *Server) waitForCommand(ctx context.Context, req *mcp.CallToolRequest, i
 		Running: r.Running, Partial: r.Partial, Cwd: r.Cwd, Cursor: r.Cursor, Reason: r.Reason,
 		Lines: len(r.Lines), Truncation: r.Truncation, waitTiming: timing(r.Elapsed, t)}
 	return textResult(out, strings.Join(r.Lines, "\n")), out, nil
+}
+
+// waitForCommandInPanes is wait_for_command over paneIds (and paneId):
+// the panes they name, each watched as a lone wait watches it.
+func (s *Server) waitForCommandInPanes(ctx context.Context, req *mcp.CallToolRequest, in waitForCommandIn) (*mcp.CallToolResult, waitForCommandOut, error) {
+	ids, err := s.panesOf(ctx, withPane(in.PaneID, in.PaneIDs))
+	if err != nil {
+		return nil, waitForCommandOut{}, err
+	}
+	t := s.waits.Clamp(in.TimeoutSeconds, defaultWaitTimeout)
+	maxLines, maxBytes := limits(orDefault(in.MaxLines, defaultRunMaxLines), in.MaxBytes)
+	r, err := s.waits.WaitForCommandInPanes(ctx, wait.CommandPanesRequest{PaneIDs: ids, All: in.Mode == "all",
+		CommandRequest: wait.CommandRequest{Timeout: t, Cursor: in.Cursor, MaxLines: maxLines, MaxBytes: maxBytes,
+			Progress: progressFunc(ctx, req, t.Duration), Watching: s.watching(ctx)}})
+	if err != nil {
+		s.waitEnded(ctx, "failed", ids...)
+		return nil, waitForCommandOut{}, explain("waiting for a command in "+panesLabel(ids), err)
+	}
+	out := waitForCommandOut{Outcome: r.Outcome, PaneID: r.PaneID, Reason: r.Reason, waitTiming: timing(r.Elapsed, t)}
+	var text []string
+	for _, p := range r.Panes {
+		s.waitEnded(ctx, p.Outcome, p.PaneID)
+		out.Panes = append(out.Panes, paneWaitOut{PaneID: p.PaneID, Outcome: p.Outcome, ExitStatus: p.ExitStatus,
+			Cursor: p.Cursor, Reason: p.Reason})
+		if p.PaneID == r.PaneID {
+			out.Cursor, out.ExitStatus, out.DurationSeconds = p.Cursor, p.ExitStatus, round3(p.Duration.Seconds())
+		}
+		if p.Outcome == wait.OutcomeWaiting || len(p.Lines) == 0 {
+			continue
+		}
+		out.Lines += len(p.Lines)
+		out.Truncated = out.Truncated || p.Truncated
+		out.DroppedLines += p.DroppedLines
+		out.DroppedBytes += p.DroppedBytes
+		text = append(text, "--- "+p.PaneID+": "+p.Outcome+" ---")
+		text = append(text, p.Lines...)
+	}
+	return textResult(out, strings.Join(text, "\n")), out, nil
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

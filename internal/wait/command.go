@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tmcp/tmcp/internal/pane"
@@ -64,6 +65,49 @@ type commandWait struct {
 	endAt    int64 // stream offset just past the last mark of its end
 	sawMarks bool
 	res      CommandResult
+	ends     *reportedEnds // where the ends this wait reports are noted
+}
+
+// reportedEnds notes, for each pane, where in its stream the last command
+// a wait reported ended, and when the wait said so.
+type reportedEnds struct {
+	mu     sync.Mutex
+	byPane map[string]reportedEnd
+}
+
+type reportedEnd struct {
+	generation uint64
+	offset     int64
+	at         time.Time
+}
+
+// note records that a wait reported a command of a pane's stream ending
+// at offset.
+func (e *reportedEnds) note(paneID string, generation uint64, offset int64) {
+	if e == nil { // a wait made by a test of the reader alone
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.byPane == nil {
+		e.byPane = map[string]reportedEnd{}
+	}
+	if old, ok := e.byPane[paneID]; ok && old.generation == generation && old.offset > offset {
+		return
+	}
+	e.byPane[paneID] = reportedEnd{generation: generation, offset: offset, at: time.Now()}
+}
+
+// before returns where the last command reported of a pane's stream
+// ended, when a wait reported it before t.
+func (e *reportedEnds) before(paneID string, generation uint64, t time.Time) (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.byPane[paneID]
+	if !ok || r.generation != generation || !r.at.Before(t) {
+		return 0, false
+	}
+	return r.offset, true
 }
 
 // WaitForCommand waits until the command running in a pane's shell ends,
@@ -135,7 +179,7 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 	}
 	lostAtStart := stream.LostBytes()
 
-	w := &commandWait{req: req, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes), sawMarks: known.Marks}
+	w := &commandWait{req: req, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes), sawMarks: known.Marks, ends: s.ends}
 	switch {
 	case cur != nil && cur.Generation == stream.Generation() && cur.Offset > from:
 		return CommandResult{}, fmt.Errorf("cursor: offset %d is past the end (%d) of pane %s's output: it was not made by this stream", cur.Offset, from, req.PaneID)
@@ -144,6 +188,18 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 	case cur != nil:
 		w.res.Reason = "the cursor's stream ended (tmcp restarted, the pane was respawned, or it was not read for a while): waiting from now"
 		begin = -1
+	}
+	if cur == nil {
+		// A command a wait has already reported, when that reply came
+		// before this call was read, is not this call's, though the
+		// arrival slack puts its end after the call's beginning.
+		since := arrival(ctx).Read
+		if since.IsZero() {
+			since = start
+		}
+		if end, ok := s.ends.before(req.PaneID, stream.Generation(), since); ok && begin >= 0 && begin < end {
+			begin = end
+		}
 	}
 	if begin < 0 || begin > known.Offset {
 		begin = known.Offset
@@ -367,6 +423,7 @@ func (w *commandWait) finish(stream *pane.Stream, start time.Time) CommandResult
 	off := w.dec.Offset()
 	if w.ended {
 		off = w.endAt
+		w.ends.note(w.req.PaneID, stream.Generation(), w.endAt)
 	}
 	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
 	r.Elapsed = time.Since(start)

@@ -36,6 +36,7 @@ type Service struct {
 	ceiling time.Duration
 	jobs    *jobTable
 	helpers *helperTable
+	ends    *reportedEnds
 	// waiting, when tests set it, is called with the pane of each text
 	// wait once its start is taken and it waits for output: the moment
 	// a test may make the pane do what the wait is for.
@@ -49,7 +50,7 @@ type Service struct {
 
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
-	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable()}
+	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable(), ends: &reportedEnds{}}
 	if hub != nil { // a Service that only clamps timeouts needs none
 		hub.OnKeys(s.keysSent)
 	}

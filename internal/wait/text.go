@@ -41,6 +41,7 @@ const (
 // of a pane about to be waited on that has no stream yet. A wait counts
 // from then, not from when its handler got to run.
 type Arrival struct {
+	Read    time.Time // when the call was read
 	At      time.Time // output that reached tmcp from then on is new
 	Marks   map[string]pane.Mark
 	Screens map[string][]string
