@@ -35,7 +35,7 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 		rowRunTrue, rowRunMethod, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
 		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas,
 		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, rowListMany, rowListManyFormat,
-		rowBusyReaction, rowBusyCPU, rowBusyMemory,
+		busyLabel(cfg), rowBusyCPU, rowBusyMemory,
 		rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote, floodMemory, floodWritten}
 	got := map[string]row{}
 	for _, r := range rep.Rows {

@@ -12,10 +12,13 @@ import (
 )
 
 const (
-	// busySessions × busyPanes panes each print a line every 10 ms while
-	// one wait_for_text per pane waits for a line of its own.
-	busySessions = 10
-	busyPanes    = 10
+	// Sessions × panes that each print a line every 10 ms while one
+	// wait_for_text per pane waits for a line of its own: 10×10, and in
+	// a -short run, which CI makes beside other tests, 2×5.
+	defaultBusySessions = 10
+	defaultBusyPanes    = 10
+	shortBusySessions   = 2
+	shortBusyPanes      = 5
 	// busyCommand prints a line every 10 ms in one process, so that the
 	// machine's load is the panes' output, not the starting of sleeps.
 	busyCommand = `perl -e '$|=1; while (1) { print "tick\n"; select(undef, undef, undef, 0.01) }'`
@@ -25,8 +28,8 @@ const (
 	busyLead = 100 * time.Millisecond
 	// busyWaitSeconds bounds each wait of a round.
 	busyWaitSeconds = 10
-	// busyRoundShare of -n's iterations make a timed round (of 100
-	// samples), at least two.
+	// busyRoundShare of -n's iterations make a timed round (a sample per
+	// pane), at least two.
 	busyRoundShare = 20
 	// Targets: reaction median and p99, in ms.
 	busyMedianTarget = 2
@@ -35,18 +38,24 @@ const (
 	clockTicks = 100
 )
 
-// busyPane is one of the busy panes and the floor client that streams
-// its session.
+// busyLabel is the label of the busy panes' reaction row.
+func busyLabel(cfg config) string {
+	n := cfg.busySessions * cfg.busyPanes
+	return fmt.Sprintf("%d waits at once on %d×%d panes ticking every 10 ms, write → reply (floor: write → %%output, %d control clients)",
+		n, cfg.busySessions, cfg.busyPanes, cfg.busySessions)
+}
+
+// busyPane is one of the busy panes and the index of its session.
 type busyPane struct {
 	benchPane
 	session int
 }
 
-// busyReaction measures 100 wait_for_text calls at once, one on each of
-// 10 sessions × 10 panes that print a line every 10 ms: from the write of
-// each wait's line to its reply, beside how soon 10 bare control clients,
-// one per session, read those lines; and what that costs tmcp in CPU and
-// memory, beside what it costs the bare clients.
+// busyReaction measures wait_for_text calls made all at once, one on each
+// of the busy panes (sessions × panes that print a line every 10 ms):
+// from the write of each wait's line to its reply, beside how soon bare
+// control clients, one per session, read those lines; and what that costs
+// tmcp in CPU and memory, beside what it costs the bare clients.
 func (b *bench) busyReaction(ctx context.Context) error {
 	panes, made, err := b.addBusyPanes(ctx)
 	defer func() {
@@ -92,7 +101,7 @@ func (b *bench) busyReaction(ctx context.Context) error {
 	p99 := percentile(reactions, 99)
 	b.notes.BusyP99Ms = round(ms(p99), 3)
 	b.notes.BusyFloorP99Ms = round(ms(percentile(floor, 99)), 3)
-	r := durationRow(rowBusyReaction, unitMs, tm, &fs)
+	r := durationRow(busyLabel(b.cfg), unitMs, tm, &fs)
 	b.put(r.withTarget(fmt.Sprintf("median ≤ %d ms, p99 ≤ %d ms", busyMedianTarget, busyP99Target),
 		ms(tm.median) <= busyMedianTarget && ms(p99) <= busyP99Target))
 	b.put(valueRow(rowBusyCPU, unitCPU, rounds, cpu, &floorCPU))
@@ -105,10 +114,10 @@ func (b *bench) busyReaction(ctx context.Context) error {
 func (b *bench) addBusyPanes(ctx context.Context) ([]busyPane, []string, error) {
 	var panes []busyPane
 	var made []string
-	for i := range busySessions {
+	for i := range b.cfg.busySessions {
 		name := "busy-" + strconv.Itoa(i)
 		args := []string{"new-session", "-d", "-s", name, "-x", strconv.Itoa(paneWidth), "-y", strconv.Itoa(paneHeight), busyCommand}
-		for range busyPanes - 1 {
+		for range b.cfg.busyPanes - 1 {
 			args = append(args, ";", "new-window", "-d", "-t", name+":", busyCommand)
 		}
 		args = append(args, ";", "list-panes", "-s", "-t", "="+name, "-F", "#{pane_id} #{pane_tty}")
@@ -127,8 +136,8 @@ func (b *bench) addBusyPanes(ctx context.Context) ([]busyPane, []string, error) 
 			panes = append(panes, busyPane{benchPane: benchPane{id: id, tty: tty}, session: i})
 		}
 	}
-	if len(panes) != busySessions*busyPanes {
-		return panes, made, fmt.Errorf("made %d busy panes, want %d", len(panes), busySessions*busyPanes)
+	if want := b.cfg.busySessions * b.cfg.busyPanes; len(panes) != want {
+		return panes, made, fmt.Errorf("made %d busy panes, want %d", len(panes), want)
 	}
 	// Every pane ticks before anything is timed.
 	for _, p := range panes {

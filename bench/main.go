@@ -79,8 +79,7 @@ const (
 	rowManyHTTPMemory       = "tmcp peak RSS after 50 HTTP sessions waited (floor: tmcp's before they opened)"
 	rowListMany             = "list_panes over 1,000 panes (floor: list-panes -a process)"
 	rowListManyFormat       = "list_panes over 1,000 panes (floor: list-panes -a -F tmcp's 26 fields, process)"
-	rowBusyReaction         = "100 waits at once on 10×10 panes ticking every 10 ms, write → reply (floor: write → %output, 10 control clients)"
-	rowBusyCPU              = "tmcp CPU over those rounds (floor: the 10 control clients' over theirs)"
+	rowBusyCPU              = "tmcp CPU over those rounds (floor: the control clients' over theirs)"
 	rowBusyMemory           = "tmcp peak RSS after those rounds (floor: tmcp's before them)"
 )
 
@@ -99,6 +98,8 @@ type config struct {
 	millions              int  // runs of the million-line row
 	floodBytes            int  // bytes of the flood
 	floodLines            bool // flood with short lines (yes), not one unbroken line
+	busySessions          int  // sessions of busy panes
+	busyPanes             int  // busy panes in each
 	json                  bool
 }
 
@@ -122,12 +123,13 @@ func main() {
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	cfg := config{warmups: callWarmups, startWarmups: startWarmups, millions: defaultMillions, floodBytes: defaultFlood}
+	cfg := config{warmups: callWarmups, startWarmups: startWarmups, millions: defaultMillions, floodBytes: defaultFlood,
+		busySessions: defaultBusySessions, busyPanes: defaultBusyPanes}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.n, "n", defaultIterations, "timed iterations per call row")
-	short := fs.Bool("short", false, fmt.Sprintf("quick run for CI: -n %d, %d start-ups, %d million-line run, a %s flood",
-		shortIterations, shortStarts, shortMillions, megabytes(shortFlood)))
+	short := fs.Bool("short", false, fmt.Sprintf("quick run for CI: -n %d, %d start-ups, %d million-line run, a %s flood, %d×%d busy panes",
+		shortIterations, shortStarts, shortMillions, megabytes(shortFlood), shortBusySessions, shortBusyPanes))
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
 	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
 	if err := fs.Parse(args); err != nil {
@@ -141,6 +143,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		cfg.starts = shortStarts
 		cfg.millions = shortMillions
 		cfg.floodBytes = shortFlood
+		cfg.busySessions, cfg.busyPanes = shortBusySessions, shortBusyPanes
 		if !flagSet(fs, "n") {
 			cfg.n = shortIterations
 		}
@@ -198,7 +201,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rep := report{TmuxVersion: version, Iterations: cfg.n, Starts: cfg.starts, Warmups: cfg.warmups,
-		StartWarmups: cfg.startWarmups, FloodBytes: cfg.floodBytes, FloodKind: floodKind(cfg), Rows: rows, Notes: b.notes}
+		StartWarmups: cfg.startWarmups, FloodBytes: cfg.floodBytes, FloodKind: floodKind(cfg),
+		BusySessions: cfg.busySessions, BusyPanes: cfg.busyPanes, Rows: rows, Notes: b.notes}
 	if cfg.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -258,7 +262,7 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
 		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
 		{[]string{rowListMany, rowListManyFormat}, b.listMany},
-		{[]string{rowBusyReaction, rowBusyCPU, rowBusyMemory}, b.busyReaction},
+		{[]string{busyLabel(b.cfg), rowBusyCPU, rowBusyMemory}, b.busyReaction},
 		{[]string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
 		{[]string{floodMemory, floodWritten}, b.flood},
 	}

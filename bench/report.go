@@ -29,6 +29,8 @@ type report struct {
 	StartWarmups int    `json:"startWarmups"`
 	FloodBytes   int    `json:"floodBytes"`
 	FloodKind    string `json:"floodKind"`
+	BusySessions int    `json:"busySessions"`
+	BusyPanes    int    `json:"busyPanes"`
 	Rows         []row  `json:"rows"`
 	Notes        notes  `json:"notes"`
 }
@@ -76,8 +78,8 @@ type notes struct {
 	// waiting together over HTTP, of ManyHTTPReplies replies.
 	ManyHTTPP99Ms   float64 `json:"manyHttpSessionsP99Ms"`
 	ManyHTTPReplies int     `json:"manyHttpSessionsReplies"`
-	// BusyP99Ms and BusyFloorP99Ms are the 99th percentiles of the 100
-	// waits on busy panes and of their floor.
+	// BusyP99Ms and BusyFloorP99Ms are the 99th percentiles of the waits
+	// on busy panes and of their floor.
 	BusyP99Ms      float64 `json:"busyPanesP99Ms"`
 	BusyFloorP99Ms float64 `json:"busyPanesFloorP99Ms"`
 }
@@ -220,7 +222,8 @@ func writeTable(w io.Writer, rep report) error {
 			httpSessions, n.ManyHTTPReplies, n.ManyHTTPP99Ms)
 	}
 	if n.BusyP99Ms > 0 {
-		fmt.Fprintf(w, "- 100 waits on 10×10 busy panes: p99 %.3f ms after the write (floor p99 %.3f ms).\n", n.BusyP99Ms, n.BusyFloorP99Ms)
+		fmt.Fprintf(w, "- Waits on %d×%d busy panes: p99 %.3f ms after the write (floor p99 %.3f ms).\n",
+			rep.BusySessions, rep.BusyPanes, n.BusyP99Ms, n.BusyFloorP99Ms)
 	}
 	for _, r := range failed {
 		fmt.Fprintf(w, "\nERROR %s:\n  %s\n", r.Measurement, strings.ReplaceAll(r.Error, "\n", "\n  "))

@@ -1180,7 +1180,8 @@ func TestEveryToolCarriesAnnotationsAndAnOutputSchema(t *testing.T) {
 	t.Parallel()
 	for _, tool := range allTools(t) {
 		a := tool.Annotations
-		if a == nil || a.Title == "" || tool.OutputSchema == nil || tool.Description == "" {
+		// No title: it would only repeat the name, in every tools/list.
+		if a == nil || a.Title != "" || a.OpenWorldHint == nil || *a.OpenWorldHint || tool.OutputSchema == nil || tool.Description == "" {
 			t.Errorf("tool %s: annotations %+v, output schema %v, description %q", tool.Name, a, tool.OutputSchema != nil, tool.Description)
 			continue
 		}
