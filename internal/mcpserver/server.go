@@ -47,6 +47,7 @@ type Server struct {
 	hub      *pane.Hub
 	waits    *wait.Service
 	audit    *Auditor
+	calls    *CallLog
 	arrivals *arrivals
 	callers  *callerCache
 	cfg      Config
@@ -70,7 +71,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		cfg.Ceiling = wait.DefaultCeiling
 	}
 	hub := pane.NewHub(tc)
-	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), arrivals: &arrivals{},
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), calls: newCallLog(), arrivals: &arrivals{},
 		callers: &callerCache{lock: make(chan struct{}, 1)}, cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
@@ -85,9 +86,19 @@ func New(tc *tmux.Client, cfg Config) *Server {
 func (s *Server) WithTier(t Tier) *Server {
 	cfg := s.cfg
 	cfg.Tier = t
-	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, audit: s.audit, arrivals: s.arrivals, callers: s.callers,
+	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, audit: s.audit, calls: s.calls, arrivals: s.arrivals, callers: s.callers,
 		cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
 }
+
+// Tmux returns the connection to the local tmux server.
+func (s *Server) Tmux() *tmux.Client { return s.tmux }
+
+// Hub returns the pane streams every tool shares: a reader that acquires
+// a pane's stream there shares it with the waits.
+func (s *Server) Hub() *pane.Hub { return s.hub }
+
+// Calls returns the log of the latest tool calls.
+func (s *Server) Calls() *CallLog { return s.calls }
 
 // Prepare attaches the command client, so that the first call does not
 // wait for it. Output clients are not attached ahead of need: on tmux 3.3a,
