@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ const (
 	floodChart   = "flood.svg"   // the flood's time and memory, with and without watchers
 
 	chartWidth  = 9 * vg.Inch
-	chartMargin = 1.2 * vg.Inch // title and axis, besides the rows
+	chartMargin = 1.4 * vg.Inch // title and axis, besides the rows
 	boxRow      = 0.28 * vg.Inch
 	barRow      = 0.4 * vg.Inch
 	// minChartSamples is the fewest iterations a distribution needs to be
@@ -113,18 +114,22 @@ func boxes(rows []row, keep func(row) bool) []box {
 // microseconds and calls of tens of milliseconds share it.
 func boxChart(title string, bs []box) *plot.Plot {
 	p := newPlot(title)
-	p.X.Label.Text = "milliseconds (log scale); box: quartiles and median; whiskers: 1.5 IQR; dots: beyond"
+	// A long axis label narrows the plot: the key goes in the title.
+	p.Title.Text += "\nbox: quartiles and median; whiskers: to 1.5 IQR; dots: beyond"
+	p.X.Label.Text = "milliseconds (log scale)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	grid := plotter.NewGrid()
 	grid.Horizontal.Color = nil
 	p.Add(grid)
 	names := make([]string, len(bs))
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, b := range bs {
 		y := len(bs) - 1 - i
 		values := make(plotter.Values, len(b.samples))
 		for j, d := range b.samples {
 			values[j] = max(ms(d), 1e-3) // a log axis has no zero
+			lo, hi = min(lo, values[j]), max(hi, values[j])
 		}
 		bp, err := plotter.NewBoxPlot(boxRow*0.6, float64(y), values)
 		if err != nil {
@@ -139,6 +144,8 @@ func boxChart(title string, bs []box) *plot.Plot {
 		names[y] = slack(b.label)
 	}
 	p.NominalY(names...)
+	// The axis runs from power of ten to power of ten, each labelled.
+	p.X.Min, p.X.Max = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
 	return p
 }
 
