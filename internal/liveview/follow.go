@@ -15,8 +15,11 @@ import (
 )
 
 const (
-	// readChunk is the most of the stream read and sent at once.
-	readChunk = 64 << 10
+	// readChunk is the most of the stream read at once, and readChunks
+	// the most chunks read before what they held is sent: a pane that
+	// writes without pause is sent in pieces, not held back.
+	readChunk  = 64 << 10
+	readChunks = 16
 	// maxEventLines bounds the lines one event carries; the page keeps no
 	// more than that either, so older ones would only be dropped there.
 	maxEventLines = 2000
@@ -117,6 +120,9 @@ func (f *follower) follow(ctx context.Context) {
 				return
 			}
 		}
+		if !f.screenDue && f.next < f.stream.End() {
+			continue // catchUp stopped at readChunks with more to read
+		}
 		if closed, reason := f.stream.Closed(); closed && f.next >= f.stream.End() {
 			f.out.send(eventEnded, endedEvent{Reason: reason})
 			return
@@ -202,7 +208,7 @@ func seedRow(row string, x int) string {
 // main screen as lines, on the alternate screen by asking for a capture.
 func (f *follower) catchUp(ctx context.Context) error {
 	var ev textEvent
-	for {
+	for range readChunks {
 		data, next, missed := f.stream.ReadFrom(f.next, readChunk)
 		if missed > 0 || f.stream.LostBytes() != f.lost {
 			// The stream was overrun, or tmux dropped output: what the
@@ -225,6 +231,9 @@ func (f *follower) catchUp(ctx context.Context) error {
 				}
 			}
 		})
+		if n := len(ev.Lines) - maxEventLines; n > maxEventLines {
+			ev.Lines, ev.Dropped = slices.Delete(ev.Lines, 0, n), ev.Dropped+n
+		}
 		if f.alt {
 			f.screenDue = true
 		}
@@ -236,7 +245,7 @@ func (f *follower) catchUp(ctx context.Context) error {
 		return nil
 	}
 	if n := len(ev.Lines) - maxEventLines; n > 0 {
-		ev.Lines, ev.Dropped = slices.Clone(ev.Lines[n:]), n
+		ev.Lines, ev.Dropped = slices.Delete(ev.Lines, 0, n), ev.Dropped+n
 	}
 	f.partial = f.dec.Partial()
 	ev.Partial = f.partial

@@ -183,6 +183,26 @@ func TestEventsShowThePaneThenWhatItWritesAndTheCallsOnIt(t *testing.T) {
 	}
 }
 
+func TestEventsKeepUpWithAFloodAndEndOnItsLastLine(t *testing.T) {
+	f := newViewFixture(t)
+	events := f.follow(t, f.pane)
+	await(t, events, 5*time.Second, "the first screen", func(ev event) bool { return ev.name == eventScreen })
+	f.srv.Must("send-keys", "-t", f.pane, "seq 1 300000; echo flood-$((1+1))-end; sleep 30", "Enter")
+	var lines, dropped int
+	await(t, events, 20*time.Second, "the line after the flood", func(ev event) bool {
+		if ev.name != eventText {
+			return ev.name == eventScreen && strings.Contains(ev.data, `"flood-2-end"`) // overrun: the screen again
+		}
+		text := decode[textEvent](t, ev)
+		if len(text.Lines) > maxEventLines {
+			t.Fatalf("a text event of %d lines, more than %d", len(text.Lines), maxEventLines)
+		}
+		lines, dropped = lines+len(text.Lines), dropped+text.Dropped
+		return slices.Contains(text.Lines, "flood-2-end")
+	})
+	t.Logf("the flood came as %d lines sent and %d dropped", lines, dropped)
+}
+
 func TestEventsShowAFullScreenProgramAsScreens(t *testing.T) {
 	f := newViewFixture(t)
 	events := f.follow(t, f.pane)
