@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +21,8 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 		t.Skip("builds tmcp and starts tmux: not in -short")
 	}
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"-short", "-json"}, &stdout, &stderr); err != nil {
+	charts := t.TempDir()
+	if err := run(context.Background(), []string{"-short", "-json", "-charts", charts}, &stdout, &stderr); err != nil {
 		t.Fatalf("benchmark failed: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
 	}
 	var rep report
@@ -57,6 +60,12 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	}
 	if stderr.Len() > 0 {
 		t.Errorf("benchmark wrote to stderr:\n%s", stderr.String())
+	}
+
+	for _, chart := range []string{latencyChart, scaleChart, floodChart} {
+		if info, err := os.Stat(filepath.Join(charts, chart)); err != nil || info.Size() == 0 {
+			t.Errorf("chart %s not written: %v", chart, err)
+		}
 	}
 
 	// The table form prints the same rows.

@@ -5,11 +5,13 @@
 // median and p90, the floor's median (the row's label says what the floor
 // is), their ratio, and the target where there is one; then notes for
 // reading the rows (what an MCP ping costs, how processes and commands were
-// counted, the flood as a bare control client sees it).
+// counted, the flood as a bare control client sees it). With -charts it
+// also draws the latency distributions, the scale rows and the flood as
+// SVG charts (BENCHMARKS.md shows those of benchmarks/).
 //
 // Usage (from the module root):
 //
-//	go run ./bench [-n N] [-short] [-json] [-flood-lines]
+//	go run ./bench [-n N] [-short] [-json] [-flood-lines] [-charts DIR]
 package main
 
 import (
@@ -101,6 +103,7 @@ type config struct {
 	busySessions          int  // sessions of busy panes
 	busyPanes             int  // busy panes in each
 	json                  bool
+	charts                string // directory to write the SVG charts into; "": none
 }
 
 func main() {
@@ -131,6 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	short := fs.Bool("short", false, fmt.Sprintf("quick run for CI: -n %d, %d start-ups, %d million-line run, a %s flood, %d×%d busy panes",
 		shortIterations, shortStarts, shortMillions, megabytes(shortFlood), shortBusySessions, shortBusyPanes))
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
+	fs.StringVar(&cfg.charts, "charts", "", "also write the charts ("+latencyChart+", "+scaleChart+", "+floodChart+") as SVG into `DIR`")
 	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -215,6 +219,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if cfg.charts != "" {
+		if err := writeCharts(cfg.charts, rep, cfg); err != nil {
+			return err
+		}
 	}
 	failed := 0
 	for _, r := range rows {

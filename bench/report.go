@@ -49,6 +49,9 @@ type row struct {
 	Target      string   `json:"target,omitempty"`
 	MeetsTarget *bool    `json:"meetsTarget,omitempty"`
 	Error       string   `json:"error,omitempty"`
+	// tmcpSamples and floorSamples are the timed iterations of a
+	// durationRow, sorted, for the charts.
+	tmcpSamples, floorSamples []time.Duration
 }
 
 // notes are figures printed under the table, for reading the rows.
@@ -104,11 +107,12 @@ func durationRow(label, unit string, tmcp summary, floor *summary) row {
 	if unit == unitS {
 		in = func(d time.Duration) float64 { return d.Seconds() }
 	}
-	r := row{Measurement: label, Unit: unit, Iterations: tmcp.n, TmcpMedian: round(in(tmcp.median), 3)}
+	r := row{Measurement: label, Unit: unit, Iterations: tmcp.n, TmcpMedian: round(in(tmcp.median), 3), tmcpSamples: tmcp.samples}
 	if tmcp.n > 1 {
 		r.TmcpP90 = ptr(round(in(tmcp.p90), 3))
 	}
 	if floor != nil {
+		r.floorSamples = floor.samples
 		r.FloorMedian = ptr(round(in(floor.median), 3))
 		if floor.median > 0 {
 			r.Ratio = ptr(round(float64(tmcp.median)/float64(floor.median), 2))

@@ -9,9 +9,10 @@ import (
 
 // summary is what a measurement reports of its timed iterations.
 type summary struct {
-	n      int
-	median time.Duration
-	p90    time.Duration
+	n       int
+	median  time.Duration
+	p90     time.Duration
+	samples []time.Duration // every iteration's, sorted: the charts draw them
 }
 
 // sample runs once warmups times, then n times, and summarises the
@@ -57,7 +58,7 @@ func summarise(ds []time.Duration) summary {
 		median = (s[n/2-1] + s[n/2]) / 2
 	}
 	p90 := s[(9*n+9)/10-1] // rank ⌈0.9·n⌉, 1-based
-	return summary{n: n, median: median, p90: p90}
+	return summary{n: n, median: median, p90: p90, samples: s}
 }
 
 // ms expresses a duration in milliseconds.

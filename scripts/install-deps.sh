@@ -3,14 +3,15 @@
 # the end-to-end tests drive (zsh, fish, mksh; bash and dash are already there);
 # and, when npm is there, the official TypeScript MCP client the HTTP test
 # drives tmcp with, into that test's own directory; and OpenSSH (client and
-# server), which the remote-host tests run a private sshd with; and asciinema,
-# whose `asciinema cat` the recording test replays a recording with.
+# server), which the remote-host tests run a private sshd with; asciinema,
+# whose `asciinema cat` the recording test replays a recording with; and
+# Chromium, the headless browser the live view test drives.
 # Safe to run again: it installs only what is missing, with at most one
 # apt-get update, and prints nothing when all is there.
 set -euo pipefail
 
 # command:package pairs; the command name is what the tests look for on PATH.
-wanted="tmux:tmux zsh:zsh fish:fish mksh:mksh ssh:openssh-client /usr/sbin/sshd:openssh-server ssh-keygen:openssh-client asciinema:asciinema"
+wanted="tmux:tmux zsh:zsh fish:fish mksh:mksh ssh:openssh-client /usr/sbin/sshd:openssh-server ssh-keygen:openssh-client asciinema:asciinema chromium:chromium"
 
 missing=()
 for pair in $wanted; do

@@ -111,6 +111,21 @@ func (g *originGuard) wrap(next http.Handler) http.Handler {
 	})
 }
 
+// wrapSameOrigin is wrap for the live view, whose page sends its own
+// origin (scheme://Host) with its requests: that origin is admitted too.
+// It is safe behind the host guard, which has refused a Host that is not
+// this server's, so a page elsewhere cannot pass for this one.
+func (g *originGuard) wrapSameOrigin(scheme string, next http.Handler) http.Handler {
+	checked := g.wrap(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origins := r.Header.Values("Origin"); len(origins) == 1 && strings.EqualFold(origins[0], scheme+"://"+r.Host) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		checked.ServeHTTP(w, r)
+	})
+}
+
 // queryTokenParams are the query parameters a token could be passed in; a
 // URL is logged and kept in history, so a token there is refused (RFC 6750
 // section 2.3 allows it; tmcp does not).

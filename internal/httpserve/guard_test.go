@@ -82,6 +82,37 @@ func TestOriginGuardRefusesEveryOriginNotAllowed(t *testing.T) {
 	}
 }
 
+func TestTheLiveViewsOriginGuardAlsoAdmitsThePagesOwnOrigin(t *testing.T) {
+	cases := []struct {
+		scheme, host string
+		allow        []string
+		origins      []string
+		want         int
+	}{
+		{"http", "127.0.0.1:8765", nil, nil, http.StatusOK},
+		{"http", "127.0.0.1:8765", nil, []string{"http://127.0.0.1:8765"}, http.StatusOK},
+		{"https", "tmcp.lan:8765", nil, []string{"https://TMCP.lan:8765"}, http.StatusOK},
+		{"https", "127.0.0.1:8765", nil, []string{"http://127.0.0.1:8765"}, http.StatusForbidden},
+		{"http", "127.0.0.1:8765", nil, []string{"http://127.0.0.1:9999"}, http.StatusForbidden},
+		{"http", "127.0.0.1:8765", nil, []string{"http://localhost:8765"}, http.StatusForbidden},
+		{"http", "127.0.0.1:8765", nil, []string{"http://127.0.0.1:8765", "http://127.0.0.1:8765"}, http.StatusForbidden},
+		{"http", "127.0.0.1:8765", []string{"https://app.example"}, []string{"https://app.example"}, http.StatusOK},
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	for _, c := range cases {
+		r := httptest.NewRequest(http.MethodGet, "/live/api/panes", nil)
+		r.Host = c.host
+		for _, o := range c.origins {
+			r.Header.Add("Origin", o)
+		}
+		w := httptest.NewRecorder()
+		newOriginGuard(c.allow).wrapSameOrigin(c.scheme, ok).ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("%s, Host %s, --allow-origin %v, Origin %v: %d, want %d", c.scheme, c.host, c.allow, c.origins, w.Code, c.want)
+		}
+	}
+}
+
 func TestTokenFilesAreReadWithTheirTiersAndRefusedWhenUnsafe(t *testing.T) {
 	const a, b = "aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb"
 	cases := []struct {

@@ -2,9 +2,10 @@
 // through the official SDK's handler, safely by default: a bearer token on
 // every request (each token with its own safety tier), Host and Origin
 // checks against DNS rebinding and cross-site requests, limits on bodies,
-// sessions and calls, TLS, and a graceful stop. Every session, whatever
-// its tier, drives the same engine: one tmux connection, one stream per
-// pane, one table of jobs.
+// sessions and calls, TLS, and a graceful stop. It also serves the
+// read-only live view (package liveview) behind the same checks. Every
+// session, whatever its tier, drives the same engine: one tmux connection,
+// one stream per pane, one table of jobs.
 package httpserve
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/liveview"
 	"github.com/tmcp/tmcp/internal/mcpserver"
 )
 
@@ -135,9 +137,15 @@ func New(ctx context.Context, srv *mcpserver.Server, ln net.Listener, cfg Config
 		DisableLocalhostProtection: true,
 	})
 	limit := &sessionLimit{slots: make(chan struct{}, cfg.MaxSessions), find: s.session}
-	endpoint := hosts.wrap(newOriginGuard(cfg.AllowOrigins).wrap(requireToken(keys, s.stamp(srv, limit.wrap(sdk)))))
+	origins := newOriginGuard(cfg.AllowOrigins)
+	endpoint := hosts.wrap(origins.wrap(requireToken(keys, s.stamp(srv, limit.wrap(sdk)))))
 	mux := http.NewServeMux()
 	mux.Handle(Path, endpoint)
+	// The live view's page is its own origin's: its requests carry that
+	// Origin, admitted beside the allowed ones once the Host is checked.
+	live := liveview.New(stopping, srv)
+	mux.Handle(liveview.PagePath, hosts.wrap(origins.wrapSameOrigin(s.scheme(), live.Page())))
+	mux.Handle(liveview.DataPath, hosts.wrap(origins.wrapSameOrigin(s.scheme(), requireToken(keys, live.Data()))))
 	s.handler = mux
 	return s, nil
 }
@@ -189,13 +197,20 @@ func (s *Server) stamp(srv *mcpserver.Server, next http.Handler) http.Handler {
 // Handler is the server's HTTP handler, endpoint and checks included.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// URL is the endpoint's address as the listener is bound.
-func (s *Server) URL() string {
-	scheme := "http"
+// scheme is the URL scheme served.
+func (s *Server) scheme() string {
 	if s.tls != nil {
-		scheme = "https"
+		return "https"
 	}
-	return scheme + "://" + s.ln.Addr().String() + Path
+	return "http"
+}
+
+// URL is the endpoint's address as the listener is bound.
+func (s *Server) URL() string { return s.scheme() + "://" + s.ln.Addr().String() + Path }
+
+// LiveURL is the live view's address as the listener is bound.
+func (s *Server) LiveURL() string {
+	return s.scheme() + "://" + s.ln.Addr().String() + liveview.PagePath
 }
 
 // Tiers lists the tiers served, lowest first.
@@ -218,6 +233,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		fmt.Fprintf(s.cfg.Log, "tmcp: warning: serving plain HTTP on %s, beyond loopback: tokens and tmux contents cross the network in clear; use --tls-cert and --tls-key, or a TLS proxy\n", s.ln.Addr())
 	}
 	fmt.Fprintf(s.cfg.Log, "tmcp: serving MCP at %s (tiers %v)\n", s.URL(), s.Tiers())
+	fmt.Fprintf(s.cfg.Log, "tmcp: read-only live view at %s (asks for the same token)\n", s.LiveURL())
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, IdleTimeout: idleConnTimeout,
 		TLSConfig: s.tls}
 	served := make(chan error, 1)

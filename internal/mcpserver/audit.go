@@ -62,18 +62,19 @@ func callLine(start time.Time, tool string) auditLine {
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 }
 
-// write writes a line with the call's arguments redacted.
-func (a *Auditor) write(l auditLine, args json.RawMessage) {
+// encode returns the line as JSON, with the call's arguments redacted.
+func (l auditLine) encode(args json.RawMessage) ([]byte, error) {
 	var m map[string]any
 	_ = json.Unmarshal(args, &m)
 	l.Arguments = redact(m)
-	b, err := json.Marshal(l)
-	if err != nil {
-		return
-	}
+	return json.Marshal(l)
+}
+
+// write writes an encoded line.
+func (a *Auditor) write(line []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.w.Write(append(b, '\n'))
+	a.w.Write(append(line, '\n'))
 }
 
 // redact keeps identifiers, numbers and booleans, and replaces payloads by
@@ -101,6 +102,19 @@ func redact(args map[string]any) map[string]any {
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return fmt.Sprintf("len=%d sha256=%s", len(s), hex.EncodeToString(sum[:])[:digestLen])
+}
+
+// logCall logs a call's audit line: in the audit file when auditing, and
+// in the call log the live view reads.
+func (s *Server) logCall(line auditLine, args json.RawMessage) {
+	b, err := line.encode(args)
+	if err != nil {
+		return
+	}
+	if s.audit != nil {
+		s.audit.write(b)
+	}
+	s.calls.add(line.Host, b, args)
 }
 
 // arrive notes what a wait must count from, before anything else is done
@@ -157,8 +171,8 @@ func (s *Server) noteRecording(ctx context.Context, args json.RawMessage) {
 
 // observe is receiving middleware for every tool call: it notes where the
 // pane streams stood when the call arrived (a wait counts from there), then
-// writes an audit line (when auditing) and tells a client that asked for
-// logs why a wait ended or a call failed.
+// logs an audit line (see logCall) and tells a client that asked for logs
+// why a wait ended or a call failed.
 func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
@@ -216,9 +230,7 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 				line.Outcome = fmt.Sprintf("exit status %d", *fields.ExitStatus)
 			}
 		}
-		if s.audit != nil {
-			s.audit.write(line, params.Arguments)
-		}
+		s.logCall(line, params.Arguments)
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && (line.Outcome != "ok" || level != "info") {
 			msg := params.Name + ": " + line.Outcome
 			if line.Error != "" {

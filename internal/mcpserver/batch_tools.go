@@ -189,18 +189,15 @@ func batchScope(t Tier) string {
 	return "any"
 }
 
-// runAudited runs one call of a batch and, when auditing, writes its own
-// audit line (tool "call_…_batch/name"), before the batch's.
+// runAudited runs one call of a batch and logs its own audit line (tool "call_…_batch/name"), before the batch's.
 func (r *batchRegistry) runAudited(ctx context.Context, req *mcp.CallToolRequest, tier Tier, p planned) (callDone, error) {
 	start := time.Now()
 	done, err := runInBatch(ctx, req, p)
-	if a := r.s.audit; a != nil {
-		line := callLine(start, batchNames[tier]+"/"+p.def.tool.Name)
-		if err != nil {
-			line.Outcome, line.Error = "error", err.Error()
-		}
-		a.write(line, p.args)
+	line := callLine(start, batchNames[tier]+"/"+p.def.tool.Name)
+	if err != nil {
+		line.Outcome, line.Error = "error", err.Error()
 	}
+	r.s.logCall(line, p.args)
 	return done, err
 }
 

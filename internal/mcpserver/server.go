@@ -53,6 +53,7 @@ type Server struct {
 	waits    *wait.Service
 	rec      *record.Recorder
 	audit    *Auditor
+	calls    *CallLog
 	arrivals *arrivals
 	callers  *callerCache
 	screens  *screen.Renderer // draws screenshot_pane's pictures; its glyphs are shared
@@ -79,7 +80,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 	hub := pane.NewHub(tc)
 	rec := record.New(cfg.Record)
 	hub.Observe(rec)
-	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, arrivals: &arrivals{},
+	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, calls: newCallLog(), arrivals: &arrivals{},
 		callers: &callerCache{lock: make(chan struct{}, 1)}, screens: screen.NewRenderer(), cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
@@ -94,12 +95,23 @@ func New(tc *tmux.Client, cfg Config) *Server {
 func (s *Server) WithTier(t Tier) *Server {
 	cfg := s.cfg
 	cfg.Tier = t
-	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, rec: s.rec, audit: s.audit, arrivals: s.arrivals, callers: s.callers, screens: s.screens,
-		cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
+	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, rec: s.rec, audit: s.audit, calls: s.calls, arrivals: s.arrivals, callers: s.callers,
+		screens: s.screens, cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
 }
 
+// Tmux returns the connection to the local tmux server.
+func (s *Server) Tmux() *tmux.Client { return s.tmux }
+
+// Hub returns the pane streams every tool shares: a reader that acquires
+// a pane's stream there shares it with the waits.
+func (s *Server) Hub() *pane.Hub { return s.hub }
+
+// Calls returns the log of the latest tool calls.
+func (s *Server) Calls() *CallLog { return s.calls }
+
 // Prepare attaches the command client, and readies what reading a call as
-// it arrives takes, so that the first call does not wait for either. Output clients are not attached ahead of need: on tmux 3.3a,
+// it arrives takes, so that the first call waits for neither. Output
+// clients are not attached ahead of need: on tmux 3.3a,
 // attaching one to every session at start, while other clients came and
 // went, crashed the server (the bench's start-up rows, in 2 runs of 4).
 func (s *Server) Prepare(ctx context.Context) {
