@@ -65,11 +65,25 @@ func (s *Service) ArrivalScreen(ctx context.Context, paneID string) []string {
 	if st := s.hub.Stream(paneID); st != nil {
 		return nil
 	}
-	rows, err := s.tc.CapturePane(ctx, paneID, tmux.CaptureOptions{})
+	rows, err := s.readRows(ctx, paneID)
 	if err != nil {
 		return nil
 	}
 	return rows
+}
+
+// rowsBack is how many lines of history the reads that bracket the start
+// of a wait on a pane with no stream take with the screen: a line the pane
+// wrote after the call and pushed into the history before the stream was
+// attached (a busy pane, a session tmcp was slow to carry) is still found,
+// up to this many lines scrolled.
+const rowsBack = 500
+
+// readRows reads a pane's screen and the last rowsBack lines before it,
+// for newRows to compare.
+func (s *Service) readRows(ctx context.Context, paneID string) ([]string, error) {
+	start := -rowsBack
+	return s.tc.CapturePane(ctx, paneID, tmux.CaptureOptions{Start: &start})
 }
 
 // TextRequest is a wait for text in a pane's output.
@@ -178,7 +192,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	if cur == nil && early == nil {
 		var ok bool
 		if before, ok = arrival(ctx).Screens[req.PaneID]; !ok {
-			if before, err = s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+			if before, err = s.readRows(wctx, req.PaneID); err != nil {
 				return unansweredEnd(err)
 			}
 		}
@@ -240,7 +254,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 				w.res.CursorReset = true
 				w.res.Reason = "the cursor's stream ended (tmcp restarted, the pane was respawned, or it was not read for a while): waiting from now"
 			}
-			if before, err = s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{}); err != nil {
+			if before, err = s.readRows(wctx, req.PaneID); err != nil {
 				return unansweredEnd(err)
 			}
 		}
@@ -257,7 +271,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 				return s.finish(ctx, w, stream, start), nil
 			}
 		}
-		after, err := s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{})
+		after, err := s.readRows(wctx, req.PaneID)
 		if err != nil {
 			return unansweredEnd(err)
 		}
