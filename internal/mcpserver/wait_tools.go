@@ -274,23 +274,44 @@ func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolReques
 	}
 	out := waitForTextOut{Outcome: r.Outcome, PaneID: r.PaneID, Matched: r.Matched, Pattern: r.Pattern, Reason: r.Reason,
 		waitTiming: timing(r.Elapsed, t)}
+	each := s.panesReply(ctx, r)
+	out.Panes, out.Cursor, out.AlreadyOnScreen = each.panes, each.deciding.Cursor, each.alreadyOnScreen
+	out.Lines, out.ScreenLines, out.Truncation = each.lines, each.screenLines, each.truncation
+	return textResult(out, each.text), out, nil
+}
+
+// panesReply is what a wait across panes reports of each pane: the
+// panes' outcomes, and their tails (and screens) under a heading each in
+// one text, with the counts and truncation of them all.
+type panesReply struct {
+	panes           []paneWaitOut
+	deciding        wait.PaneOutcome // the pane that decided, if any
+	text            string
+	lines           int
+	screenLines     int
+	truncation      pane.Truncation
+	alreadyOnScreen bool
+}
+
+func (s *Server) panesReply(ctx context.Context, r wait.PanesResult) panesReply {
+	var out panesReply
 	var text []string
 	for _, p := range r.Panes {
 		s.waitEnded(ctx, p.Outcome, p.PaneID)
-		out.Panes = append(out.Panes, paneWaitOut{PaneID: p.PaneID, Outcome: p.Outcome, Matched: p.Matched, Pattern: p.Pattern,
-			Cursor: p.Cursor, AlreadyOnScreen: p.AlreadyOnScreen, Reason: p.Reason})
+		out.panes = append(out.panes, paneWaitOut{PaneID: p.PaneID, Outcome: p.Outcome, Matched: p.Matched, Pattern: p.Pattern,
+			ExitStatus: p.ExitStatus, Cursor: p.Cursor, AlreadyOnScreen: p.AlreadyOnScreen, Reason: p.Reason})
 		if p.PaneID == r.PaneID {
-			out.Cursor = p.Cursor
+			out.deciding = p
 		}
-		out.AlreadyOnScreen = out.AlreadyOnScreen || p.AlreadyOnScreen
+		out.alreadyOnScreen = out.alreadyOnScreen || p.AlreadyOnScreen
 		if p.Outcome == wait.OutcomeWaiting || len(p.Lines)+len(p.Screen) == 0 {
 			continue
 		}
-		out.Lines += len(p.Lines)
-		out.ScreenLines += len(p.Screen)
-		out.Truncated = out.Truncated || p.Truncated
-		out.DroppedLines += p.DroppedLines
-		out.DroppedBytes += p.DroppedBytes
+		out.lines += len(p.Lines)
+		out.screenLines += len(p.Screen)
+		out.truncation.Truncated = out.truncation.Truncated || p.Truncated
+		out.truncation.DroppedLines += p.DroppedLines
+		out.truncation.DroppedBytes += p.DroppedBytes
 		text = append(text, "--- "+p.PaneID+": "+p.Outcome+" ---")
 		text = append(text, p.Lines...)
 		if len(p.Screen) > 0 {
@@ -298,7 +319,8 @@ func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolReques
 			text = append(text, p.Screen...)
 		}
 	}
-	return textResult(out, strings.Join(text, "\n")), out, nil
+	out.text = strings.Join(text, "\n")
+	return out
 }
 
 // withPane puts paneId, when given, before the targets of paneIds.
@@ -437,25 +459,14 @@ func (s *Server) waitForCommandInPanes(ctx context.Context, req *mcp.CallToolReq
 		return nil, waitForCommandOut{}, explain("waiting for a command in "+panesLabel(ids), err)
 	}
 	out := waitForCommandOut{Outcome: r.Outcome, PaneID: r.PaneID, Reason: r.Reason, waitTiming: timing(r.Elapsed, t)}
-	var text []string
-	for _, p := range r.Panes {
-		s.waitEnded(ctx, p.Outcome, p.PaneID)
-		out.Panes = append(out.Panes, paneWaitOut{PaneID: p.PaneID, Outcome: p.Outcome, ExitStatus: p.ExitStatus,
-			Cursor: p.Cursor, Reason: p.Reason})
-		if p.PaneID == r.PaneID {
-			out.Cursor, out.ExitStatus, out.DurationSeconds = p.Cursor, p.ExitStatus, round3(p.Duration.Seconds())
-		}
-		if p.Outcome == wait.OutcomeWaiting || len(p.Lines) == 0 {
-			continue
-		}
-		out.Lines += len(p.Lines)
-		out.Truncated = out.Truncated || p.Truncated
-		out.DroppedLines += p.DroppedLines
-		out.DroppedBytes += p.DroppedBytes
-		text = append(text, "--- "+p.PaneID+": "+p.Outcome+" ---")
-		text = append(text, p.Lines...)
+	each := s.panesReply(ctx, r)
+	d := each.deciding
+	out.Panes, out.Cursor, out.ExitStatus = each.panes, d.Cursor, d.ExitStatus
+	if d.PaneID != "" {
+		out.DurationSeconds = round3(d.Duration.Seconds())
 	}
-	return textResult(out, strings.Join(text, "\n")), out, nil
+	out.Lines, out.Truncation = each.lines, each.truncation
+	return textResult(out, each.text), out, nil
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
