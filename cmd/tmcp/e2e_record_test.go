@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,103 +11,56 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmcp/tmcp/internal/record"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
-// castEvent is one event line of an asciicast v2 file.
-type castEvent struct {
-	time       float64
-	code, data string
-	offset     int64 // of its line in the file
-}
-
-// castHeader is the header line of an asciicast v2 file.
-type castHeader struct {
-	Version   int    `json:"version"`
-	Width     int    `json:"width"`
-	Height    int    `json:"height"`
-	Timestamp int64  `json:"timestamp"`
-	Title     string `json:"title"`
-}
-
-// readCast reads an asciicast v2 file, failing the test unless it is one:
-// a header of version 2 with a size and a time first, then events of
-// [time, code, data] whose times never go back, each line JSON and whole.
-func readCast(t *testing.T, path string) (castHeader, []castEvent) {
+// readCast reads an asciicast v2 file, failing the test unless it is one
+// (see record.Read).
+func readCast(t *testing.T, path string) (record.Header, []record.Event) {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) == 0 || b[len(b)-1] != '\n' {
-		t.Fatalf("%s does not end in a whole line", path)
-	}
-	var h castHeader
-	var events []castEvent
-	r := bufio.NewReader(bytes.NewReader(b))
-	var off int64
-	for n := 0; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			break
-		}
-		if n == 0 {
-			if json.Unmarshal(line, &h) != nil || h.Version != 2 || h.Width <= 0 || h.Height <= 0 || h.Timestamp <= 0 {
-				t.Fatalf("%s: first line %q is not an asciicast v2 header", path, line)
-			}
-		} else {
-			var raw [3]any
-			if err := json.Unmarshal(line, &raw); err != nil {
-				t.Fatalf("%s: line %d %q is not JSON: %v", path, n+1, line, err)
-			}
-			e := castEvent{offset: off}
-			var ok [3]bool
-			e.time, ok[0] = raw[0].(float64)
-			e.code, ok[1] = raw[1].(string)
-			e.data, ok[2] = raw[2].(string)
-			if ok != [3]bool{true, true, true} {
-				t.Fatalf("%s: line %d %q is not [time, code, data]", path, n+1, line)
-			}
-			if len(events) > 0 && e.time < events[len(events)-1].time {
-				t.Fatalf("%s: line %d goes back in time, from %v to %v", path, n+1, events[len(events)-1].time, e.time)
-			}
-			events = append(events, e)
-		}
-		off += int64(len(line))
+	defer f.Close()
+	h, events, err := record.Read(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return h, events
 }
 
 // castOutput joins the output events' data.
-func castOutput(events []castEvent) string {
+func castOutput(events []record.Event) string {
 	var b strings.Builder
 	for _, e := range events {
-		if e.code == "o" {
-			b.WriteString(e.data)
+		if e.Code == "o" {
+			b.WriteString(e.Data)
 		}
 	}
 	return b.String()
 }
 
 // markers lists the markers' labels.
-func markers(events []castEvent) []string {
+func markers(events []record.Event) []string {
 	var out []string
 	for _, e := range events {
-		if e.code == "m" {
-			out = append(out, e.data)
+		if e.Code == "m" {
+			out = append(out, e.Data)
 		}
 	}
 	return out
 }
 
 // marker returns the first event that is a marker beginning with prefix.
-func marker(events []castEvent, prefix string) (castEvent, bool) {
+func marker(events []record.Event, prefix string) (record.Event, bool) {
 	for _, e := range events {
-		if e.code == "m" && strings.HasPrefix(e.data, prefix) {
+		if e.Code == "m" && strings.HasPrefix(e.Data, prefix) {
 			return e, true
 		}
 	}
-	return castEvent{}, false
+	return record.Event{}, false
 }
 
 // castFiles lists the recordings in dir.
@@ -208,7 +160,7 @@ func TestARecordingReplaysARunCommandAndAWaitForText(t *testing.T) {
 			t.Errorf("no marker %q among %q", m, markers(events))
 			continue
 		}
-		order = append(order, e.time)
+		order = append(order, e.Time)
 	}
 	for i := 1; i < len(order); i++ {
 		if order[i] < order[i-1] {
@@ -265,11 +217,11 @@ func TestARecordingReplaysARunCommandAndAWaitForText(t *testing.T) {
 }
 
 // markersAt lists the offsets of the markers beginning with prefix.
-func markersAt(events []castEvent, prefix string) []int64 {
+func markersAt(events []record.Event, prefix string) []int64 {
 	var out []int64
 	for _, e := range events {
-		if e.code == "m" && strings.HasPrefix(e.data, prefix) {
-			out = append(out, e.offset)
+		if e.Code == "m" && strings.HasPrefix(e.Data, prefix) {
+			out = append(out, e.Offset)
 		}
 	}
 	return out
@@ -360,7 +312,7 @@ func TestRecordingsGoOnInANewFileWithItsOwnHeaderPastMaxBytes(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	var last []castEvent
+	var last []record.Event
 	for i := range files {
 		name := base + ".cast"
 		if i > 0 {

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,5 +59,34 @@ func TestAppendEventIsAnAsciicastLine(t *testing.T) {
 	h := appendHeader(nil, time.Unix(1700000000, 0), 80, 24, "t")
 	if want := `{"version":2,"width":80,"height":24,"timestamp":1700000000,"title":"t"}` + "\n"; string(h) != want {
 		t.Errorf("appendHeader = %q, want %q", h, want)
+	}
+}
+
+func TestReadRefusesWhatIsNotAnAsciicastFile(t *testing.T) {
+	const head = `{"version": 2, "width": 80, "height": 24, "timestamp": 1}` + "\n"
+	cases := []struct {
+		name, file string
+		events     int // when it is read
+		ok         bool
+	}{
+		{"header and events", head + `[0.1, "o", "a"]` + "\n" + `[0.2, "m", "x"]` + "\n", 2, true},
+		{"empty", "", 0, false},
+		{"version 1", `{"version": 1, "width": 80, "height": 24, "timestamp": 1}` + "\n", 0, false},
+		{"no size", `{"version": 2, "timestamp": 1}` + "\n", 0, false},
+		{"last line cut", head + `[0.1, "o", "a"]`, 0, false},
+		{"not JSON", head + "[0.1, \"o\"\n", 0, false},
+		{"two fields", head + `[0.1, "o"]` + "\n", 0, false},
+		{"time a string", head + `["0.1", "o", "a"]` + "\n", 0, false},
+		{"back in time", head + `[0.2, "o", "a"]` + "\n" + `[0.1, "o", "b"]` + "\n", 0, false},
+	}
+	for _, c := range cases {
+		_, events, err := Read(strings.NewReader(c.file))
+		if (err == nil) != c.ok || c.ok && len(events) != c.events {
+			t.Errorf("%s: %d events, error %v; want ok %v with %d events", c.name, len(events), err, c.ok, c.events)
+		}
+	}
+	_, events, _ := Read(strings.NewReader(head + `[0.1, "o", "a"]` + "\n"))
+	if len(events) != 1 || events[0].Offset != int64(len(head)) {
+		t.Errorf("events %+v: want one at offset %d", events, len(head))
 	}
 }

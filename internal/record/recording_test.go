@@ -1,9 +1,7 @@
 package record
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,55 +15,24 @@ import (
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
-// castEvent is one event line of an asciicast v2 file.
-type castEvent struct {
-	Time float64
-	Code string
-	Data string
-}
-
-// readCast reads an asciicast v2 file and checks its form: a header line
-// of version 2 with a size, then events of three fields whose times never
-// go back. Every line, the last too, ends in a newline.
-func readCast(t *testing.T, path string) (header, []castEvent) {
+// readCast reads an asciicast v2 file, failing the test unless it is one
+// (see Read).
+func readCast(t *testing.T, path string) (Header, []Event) {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) == 0 || b[len(b)-1] != '\n' {
-		t.Fatalf("%s does not end in a whole line: %q", path, b[max(0, len(b)-40):])
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<30)
-	var h header
-	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &h) != nil || h.Version != 2 || h.Width <= 0 || h.Height <= 0 || h.Timestamp == 0 {
-		t.Fatalf("%s: first line %q is not an asciicast v2 header", path, sc.Text())
-	}
-	var events []castEvent
-	for sc.Scan() {
-		var raw []any
-		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil || len(raw) != 3 {
-			t.Fatalf("%s: line %q is not an event: %v", path, sc.Text(), err)
-		}
-		e := castEvent{}
-		var ok1, ok2, ok3 bool
-		e.Time, ok1 = raw[0].(float64)
-		e.Code, ok2 = raw[1].(string)
-		e.Data, ok3 = raw[2].(string)
-		if !ok1 || !ok2 || !ok3 {
-			t.Fatalf("%s: event %q is not [time, code, data]", path, sc.Text())
-		}
-		if n := len(events); n > 0 && e.Time < events[n-1].Time {
-			t.Fatalf("%s: time goes back from %v to %v at %q", path, events[n-1].Time, e.Time, sc.Text())
-		}
-		events = append(events, e)
+	defer f.Close()
+	h, events, err := Read(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return h, events
 }
 
 // output joins the data of a recording's output events.
-func output(events []castEvent) string {
+func output(events []Event) string {
 	var b strings.Builder
 	for _, e := range events {
 		if e.Code == "o" {
@@ -76,7 +43,7 @@ func output(events []castEvent) string {
 }
 
 // codes lists the codes and, for markers and resizes, the data of events.
-func codes(events []castEvent) []string {
+func codes(events []Event) []string {
 	var out []string
 	for _, e := range events {
 		if e.Code == "o" {
