@@ -235,16 +235,7 @@ func (b *bench) reaction(ctx context.Context) error {
 			return fmt.Errorf("floor: %w", err)
 		}
 
-		tp, err := b.srv.newSession(ctx, "react")
-		if err != nil {
-			return err
-		}
-		tty, err := openTTY(tp)
-		if err != nil {
-			return err
-		}
-		defer tty.Close()
-		tm, err := b.reactionSample(ctx, b.tmcp, tp, tty)
+		tm, err := b.reactionOn(ctx, b.tmcp, "react", "")
 		if err != nil {
 			return fmt.Errorf("tmcp: %w", err)
 		}
