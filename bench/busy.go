@@ -287,10 +287,8 @@ func busyFloorRound(clients []*controlFloor, panes []busyPane, round int) ([]tim
 	wrote := make([]time.Time, len(panes))
 	seen := make([]time.Time, len(panes))
 	for i := range panes {
-		texts[i] = fmt.Sprintf("FLOOR-%d-%d\r", round, i)
+		texts[i] = fmt.Sprintf("FLOOR-%d-%d", round, i)
 	}
-	var writes sync.WaitGroup
-	writes.Add(1)
 	errs := make([]error, len(clients))
 	var readers sync.WaitGroup
 	for s, c := range clients {
@@ -299,7 +297,7 @@ func busyFloorRound(clients []*controlFloor, panes []busyPane, round int) ([]tim
 			index := map[string]int{}
 			for i, p := range panes {
 				if p.session == s {
-					markers[p.id], index[p.id] = newMarker(texts[i]), i
+					markers[p.id], index[p.id] = newMarker(texts[i]+"\r"), i
 				}
 			}
 			limit := time.AfterFunc(floorOutputLimit, func() {
@@ -324,7 +322,7 @@ func busyFloorRound(clients []*controlFloor, panes []busyPane, round int) ([]tim
 			}
 		})
 	}
-	err := writeBusyLines(panes, func(i int) string { return strings.TrimSuffix(texts[i], "\r") }, func(i int, at time.Time) { wrote[i] = at })
+	err := writeBusyLines(panes, func(i int) string { return texts[i] }, func(i int, at time.Time) { wrote[i] = at })
 	readers.Wait()
 	if err = errors.Join(append(errs, err)...); err != nil {
 		return nil, err
