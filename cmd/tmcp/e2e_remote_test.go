@@ -24,7 +24,9 @@ type remoteFixture struct {
 	s         *session
 }
 
-func newRemoteFixture(t *testing.T) *remoteFixture {
+// startSSHD starts a private sshd for the test, stopped when it ends; a
+// test that needs one needs tmux too, so without tmux it is skipped.
+func startSSHD(t *testing.T) *sshserver.Server {
 	t.Helper()
 	tmuxtest.Skip(t)
 	sshd, err := sshserver.Start(context.Background())
@@ -32,6 +34,12 @@ func newRemoteFixture(t *testing.T) *remoteFixture {
 		t.Fatalf("starting a private sshd: %v", err)
 	}
 	t.Cleanup(sshd.Close)
+	return sshd
+}
+
+func newRemoteFixture(t *testing.T) *remoteFixture {
+	t.Helper()
+	sshd := startSSHD(t)
 	f := &remoteFixture{sshd: sshd, local: tmuxtest.New(t), far: tmuxtest.New(t), far2: tmuxtest.New(t)}
 	f.s = startTMCP(t, f.local, "", "-ssh-config", sshd.ConfigFile,
 		"-host", "far="+sshserver.Alias+",socket="+f.far.Socket,
@@ -262,12 +270,7 @@ func TestTwoHostsOnOneSshdKeepTheirPanesApart(t *testing.T) {
 
 func TestEveryToolFamilyWorksOnARemoteHost(t *testing.T) {
 	t.Parallel()
-	tmuxtest.Skip(t)
-	sshd, err := sshserver.Start(context.Background())
-	if err != nil {
-		t.Fatalf("starting a private sshd: %v", err)
-	}
-	t.Cleanup(sshd.Close)
+	sshd := startSSHD(t)
 	local, far := tmuxtest.New(t), tmuxtest.New(t)
 	audit := t.TempDir() + "/audit"
 	s := startTMCPWithEnv(t, local, "destructive", []string{"TMCP_AUDIT=" + audit}, "-ssh-config", sshd.ConfigFile,
@@ -380,12 +383,7 @@ func TestAJobAcrossADroppedConnectionCanBeReadAgainAfterReconnecting(t *testing.
 
 func TestRemoteResourcesAreReadAndSubscribedUnderTheirHost(t *testing.T) {
 	t.Parallel()
-	tmuxtest.Skip(t)
-	sshd, err := sshserver.Start(context.Background())
-	if err != nil {
-		t.Fatalf("starting a private sshd: %v", err)
-	}
-	t.Cleanup(sshd.Close)
+	sshd := startSSHD(t)
 	local, far := tmuxtest.New(t), tmuxtest.New(t)
 	u := &updates{n: map[string]int{}}
 	s := launch(t, local, launchOptions{client: &mcp.ClientOptions{ResourceUpdatedHandler: u.handler},
@@ -443,12 +441,7 @@ func TestRemoteResourcesAreReadAndSubscribedUnderTheirHost(t *testing.T) {
 
 func TestDoctorChecksEachHostAndBadHostFlagsAreRefused(t *testing.T) {
 	t.Parallel()
-	tmuxtest.Skip(t)
-	sshd, err := sshserver.Start(context.Background())
-	if err != nil {
-		t.Fatalf("starting a private sshd: %v", err)
-	}
-	t.Cleanup(sshd.Close)
+	sshd := startSSHD(t)
 	local, far := tmuxtest.New(t), tmuxtest.New(t)
 	out, err := runCLI(t, local, []string{"TMCP_SSH_CONFIG=" + sshd.ConfigFile}, "-socket-path", local.Socket, "-doctor",
 		"-host", "far="+sshserver.Alias+",socket="+far.Socket, "-host", "down="+sshserver.DownAlias)
@@ -539,12 +532,7 @@ func TestAChannelWaitAcrossADroppedConnectionSaysSo(t *testing.T) {
 
 func TestCreateSessionStartsARemoteServerThatWasNotRunning(t *testing.T) {
 	t.Parallel()
-	tmuxtest.Skip(t)
-	sshd, err := sshserver.Start(context.Background())
-	if err != nil {
-		t.Fatalf("starting a private sshd: %v", err)
-	}
-	t.Cleanup(sshd.Close)
+	sshd := startSSHD(t)
 	local, far := tmuxtest.New(t), tmuxtest.Empty(t)
 	s := startTMCP(t, local, "", "-ssh-config", sshd.ConfigFile, "-host", "far="+sshserver.Alias+",socket="+far.Socket)
 	var none panesOut
@@ -568,12 +556,7 @@ func TestCreateSessionStartsARemoteServerThatWasNotRunning(t *testing.T) {
 
 func TestRemoteHostsWorkOverHTTPToo(t *testing.T) {
 	t.Parallel()
-	tmuxtest.Skip(t)
-	sshd, err := sshserver.Start(context.Background())
-	if err != nil {
-		t.Fatalf("starting a private sshd: %v", err)
-	}
-	t.Cleanup(sshd.Close)
+	sshd := startSSHD(t)
 	local, far := tmuxtest.New(t), tmuxtest.New(t)
 	pane := shellPane(t, far)
 	h := startHTTP(t, local, launchOptions{args: []string{"-ssh-config", sshd.ConfigFile, "-host", "far=" + sshserver.Alias + ",socket=" + far.Socket}})
