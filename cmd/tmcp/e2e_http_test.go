@@ -286,31 +286,10 @@ func TestHTTPWaitSendsProgressAndMatches(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
 	pane := shellPane(t, srv)
-	progressed := make(chan struct{}, 1)
 	h := startHTTP(t, srv, launchOptions{})
-	s := h.connect(t, testToken, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
-		select {
-		case progressed <- struct{}{}:
-		default:
-		}
-	}})
-	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"ready-[0-9]+"}, "regex": true, "timeoutSeconds": 15}}
-	params.SetProgressToken("wait-over-http")
-	got := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		defer cancel()
-		res, err := s.cs.CallTool(ctx, params)
-		if err != nil {
-			t.Errorf("wait_for_text over HTTP: %v", err)
-		}
-		got <- res
-	}()
-	select {
-	case <-progressed:
-	case <-time.After(settle):
-		t.Fatal("no progress notification within 5 s of a wait's start")
-	}
+	progressed, opts := progressSignal()
+	s := h.connect(t, testToken, opts)
+	got := callWaiting(context.Background(), t, s, progressed, map[string]any{"paneId": pane, "patterns": []string{"ready-[0-9]+"}, "regex": true, "timeoutSeconds": 15})
 	srv.Must("send-keys", "-t", pane, "echo ready-$((40+2))", "Enter")
 	res := <-got
 	if res == nil {
@@ -322,14 +301,28 @@ func TestHTTPWaitSendsProgressAndMatches(t *testing.T) {
 }
 
 // startWait calls wait_for_text on a pane for text never printed, and
-// returns once the wait runs (its first progress notification came).
+// returns once the wait runs (see callWaiting).
 func startWait(ctx context.Context, t *testing.T, s *session, progressed <-chan struct{}, pane string) <-chan *mcp.CallToolResult {
 	t.Helper()
-	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 30}}
-	params.SetProgressToken("long-wait")
+	return callWaiting(ctx, t, s, progressed, map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 30})
+}
+
+// callWaiting calls wait_for_text with args and a progress token, and
+// returns once the wait runs: its first progress notification came. The
+// result arrives on the channel, nil after a protocol error, which fails
+// the test unless ctx was cancelled.
+func callWaiting(ctx context.Context, t *testing.T, s *session, progressed <-chan struct{}, args map[string]any) <-chan *mcp.CallToolResult {
+	t.Helper()
+	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: args}
+	params.SetProgressToken("wait")
 	got := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, _ := s.cs.CallTool(ctx, params)
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		res, err := s.cs.CallTool(cctx, params)
+		if err != nil && ctx.Err() == nil {
+			t.Errorf("wait_for_text %v: %v", args, err)
+		}
 		got <- res
 	}()
 	select {
@@ -405,23 +398,7 @@ func TestHTTPTwoSessionsShareOneEngine(t *testing.T) {
 	if waiter.cs.ID() == typist.cs.ID() {
 		t.Fatalf("two connections share session id %s", waiter.cs.ID())
 	}
-	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"hello-from-b"}, "timeoutSeconds": 15}}
-	params.SetProgressToken("shared")
-	got := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		defer cancel()
-		res, err := waiter.cs.CallTool(ctx, params)
-		if err != nil {
-			t.Errorf("wait_for_text in session A: %v", err)
-		}
-		got <- res
-	}()
-	select {
-	case <-progressed:
-	case <-time.After(settle):
-		t.Fatal("session A's wait sent no progress within 5 s")
-	}
+	got := callWaiting(context.Background(), t, waiter, progressed, map[string]any{"paneId": pane, "patterns": []string{"hello-from-b"}, "timeoutSeconds": 15})
 	// Session B works meanwhile, in another pane and in A's.
 	typist.ok("run_command", map[string]any{"paneId": other, "command": "echo busy elsewhere"}, nil)
 	typist.ok("run_command", map[string]any{"paneId": pane, "command": "printf 'hello-%s\\n' from-b"}, nil)
@@ -774,23 +751,7 @@ func TestHTTPWaitSurvivesADroppedConnection(t *testing.T) {
 	proxy.target.Store(strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp"))
 	progressed, opts := progressSignal()
 	s := h.connectTo(t, "http://"+proxy.ln.Addr().String()+"/mcp", testToken, nil, opts)
-	params := &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "patterns": []string{"after-the-cut"}, "timeoutSeconds": 15}}
-	params.SetProgressToken("resumed")
-	got := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		defer cancel()
-		res, err := s.cs.CallTool(ctx, params)
-		if err != nil {
-			t.Errorf("wait_for_text across a dropped connection: %v", err)
-		}
-		got <- res
-	}()
-	select {
-	case <-progressed:
-	case <-time.After(settle):
-		t.Fatal("the wait sent no progress within 5 s")
-	}
+	got := callWaiting(context.Background(), t, s, progressed, map[string]any{"paneId": pane, "patterns": []string{"after-the-cut"}, "timeoutSeconds": 15})
 	if n := proxy.cut(); n == 0 {
 		t.Fatal("no connection to cut")
 	}
