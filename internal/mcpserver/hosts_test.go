@@ -1,9 +1,7 @@
 package mcpserver
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"reflect"
 	"testing"
 
@@ -112,23 +110,7 @@ func TestTheHostArgumentCostsBytesOnlyWhenHostsAreConfigured(t *testing.T) {
 		if len(names) > 0 {
 			withHosts(t, s, names...)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			done <- s.MCPServer(ctx).Run(ctx, &mcp.IOTransport{Reader: inR, Writer: outW})
-			outW.Close()
-		}()
-		c, err := MeasureWire(inW, outR)
-		inW.Close()
-		cancel()
-		<-done
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return measureServer(t, s)
 	}
 	without, with := measure(), measure("build", "gpu")
 	extra := with.ModelVisible - without.ModelVisible

@@ -50,11 +50,10 @@ func listTools(t *testing.T, tier Tier) []*mcp.Tool {
 	return res.Tools
 }
 
-// TestToolsListStaysWithinTheWireBudget measures the server over a byte
-// stream, framed as on stdio, with the function the bench and the
-// end-to-end test use (the latter against the binary).
-func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
-	s := newTestServer(t, DefaultTier)
+// measureServer measures what s costs a client on the wire, served over
+// a byte stream framed as on stdio.
+func measureServer(t *testing.T, s *Server) WireCost {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	inR, inW := io.Pipe()
@@ -71,6 +70,14 @@ func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestToolsListStaysWithinTheWireBudget measures the server over a byte
+// stream, framed as on stdio, with the function the bench and the
+// end-to-end test use (the latter against the binary).
+func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
+	c := measureServer(t, newTestServer(t, DefaultTier))
 	t.Logf("%d tools: tools/list %d bytes + instructions %d = %d (budget %d), output schemas %d of it; model-visible %d (budget %d)",
 		c.Tools, c.ToolsList, c.Instructions, c.Whole(), WireBudget, c.OutputSchemas, c.ModelVisible, ModelVisibleBudget)
 	if c.Tools == 0 || c.OutputSchemas == 0 {
