@@ -26,6 +26,9 @@ const (
 	// every wait. Reaction is timed from each write, so the lead is not
 	// in it.
 	busyLead = 100 * time.Millisecond
+	// busyColdLead is how long after tmcp has read the waits on panes it
+	// does not stream yet their lines are written.
+	busyColdLead = 500 * time.Millisecond
 	// busyWaitSeconds bounds each wait of a round.
 	busyWaitSeconds = 10
 	// busyRoundShare of -n's iterations make a timed round (a sample per
@@ -75,9 +78,11 @@ func (b *bench) busyReaction(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := b.busyWarm(ctx, panes); err != nil {
-		return err
+	missed, err := b.busyCold(ctx, panes)
+	if err != nil {
+		return fmt.Errorf("waits on panes not yet streamed: %w", err)
 	}
+	b.notes.BusyColdMissed, b.notes.BusyColdWaits = missed, len(panes)
 	var reactions []time.Duration
 	cpu, err := cpuShare(ctx, []int{b.tmcp.pid()}, func() error {
 		for round := range rounds {
@@ -148,29 +153,43 @@ func (b *bench) addBusyPanes(ctx context.Context) ([]busyPane, []string, error) 
 	return panes, made, nil
 }
 
-// busyWarm waits once on every pane, all at once, for the ticks: tmcp
-// then streams each pane (a stream outlives its wait by minutes), as it
-// does the panes an agent keeps waiting on. A wait on a pane not yet
-// streamed begins once tmcp carries its session, one session at a time,
-// and a line written before that can scroll off the screen before tmcp
-// reads it: the rounds time waits on streamed panes only.
-func (b *bench) busyWarm(ctx context.Context, panes []busyPane) error {
+// busyCold waits once on every pane, all at once, while tmcp streams
+// none of them yet, each for a line written busyColdLead after tmcp has
+// read every call, and returns how many of the waits missed their line.
+// tmcp carries one session at a time, so the later sessions' waits begin
+// late, and the ticks push their lines off the screen before they do:
+// the count says whether such a wait still finds its line. Afterwards
+// tmcp streams each pane (a stream outlives its wait by minutes), as it
+// does the panes an agent keeps waiting on, and the timed rounds time
+// waits on streamed panes.
+func (b *bench) busyCold(ctx context.Context, panes []busyPane) (missed int, err error) {
 	waits := make([]func() answer, len(panes))
+	texts := make([]string, len(panes))
 	for i, p := range panes {
+		texts[i] = fmt.Sprintf("COLD-%d", i)
 		waits[i], _ = b.tmcp.callAsync(ctx, "wait_for_text", map[string]any{"paneId": p.id,
-			"patterns": []string{"tick"}, "timeoutSeconds": busyWaitSeconds})
+			"patterns": []string{texts[i]}, "timeoutSeconds": busyWaitSeconds})
 	}
 	var errs []error
+	if err := b.tmcp.session.Ping(ctx, nil); err != nil {
+		errs = append(errs, fmt.Errorf("ping after the waits: %w", err))
+	} else {
+		time.Sleep(busyColdLead) // the point: the lines come this long after the calls
+		errs = append(errs, writeBusyLines(panes, func(i int) string { return texts[i] }, func(int, time.Time) {}))
+	}
 	for i, wait := range waits {
 		a := wait()
-		var w struct{ Outcome string }
-		if err := errors.Join(a.err, decode(a.r, &w)); err != nil {
+		var w struct{ Outcome, Matched string }
+		switch err := errors.Join(a.err, decode(a.r, &w)); {
+		case err != nil:
 			errs = append(errs, err)
-		} else if w.Outcome != "matched" {
-			errs = append(errs, fmt.Errorf("warming up: wait_for_text tick in %s: outcome %s", panes[i].id, w.Outcome))
+		case w.Outcome == "timeout":
+			missed++
+		case w.Outcome != "matched" || !strings.Contains(w.Matched, texts[i]):
+			errs = append(errs, fmt.Errorf("wait_for_text %s in %s: outcome %s, matched %q", texts[i], panes[i].id, w.Outcome, w.Matched))
 		}
 	}
-	return errors.Join(errs...)
+	return missed, errors.Join(errs...)
 }
 
 // busyRound sends one wait_for_text per pane, all at once, writes each

@@ -85,6 +85,10 @@ type notes struct {
 	// on busy panes and of their floor.
 	BusyP99Ms      float64 `json:"busyPanesP99Ms"`
 	BusyFloorP99Ms float64 `json:"busyPanesFloorP99Ms"`
+	// BusyColdMissed of BusyColdWaits waits on busy panes tmcp did not
+	// stream yet missed a line written after tmcp had read them.
+	BusyColdMissed int `json:"busyPanesNotStreamedMissed"`
+	BusyColdWaits  int `json:"busyPanesNotStreamedWaits"`
 }
 
 // timing is a median and p90 in milliseconds.
@@ -228,6 +232,8 @@ func writeTable(w io.Writer, rep report) error {
 	if n.BusyP99Ms > 0 {
 		fmt.Fprintf(w, "- Waits on %d×%d busy panes: p99 %.3f ms after the write (floor p99 %.3f ms).\n",
 			rep.BusySessions, rep.BusyPanes, n.BusyP99Ms, n.BusyFloorP99Ms)
+		fmt.Fprintf(w, "- Waits on those panes before tmcp streamed them, each line written %v after tmcp read the calls: %d of %d missed.\n",
+			busyColdLead, n.BusyColdMissed, n.BusyColdWaits)
 	}
 	for _, r := range failed {
 		fmt.Fprintf(w, "\nERROR %s:\n  %s\n", r.Measurement, strings.ReplaceAll(r.Error, "\n", "\n  "))
