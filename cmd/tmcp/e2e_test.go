@@ -1548,16 +1548,21 @@ func TestSendKeysOfAKeyNameOrOneLetterIsNotTakenForTheEchoOfALaterLine(t *testin
 	// With echo off, only the lines the test writes come out of the pane.
 	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "stty -echo; cat >/dev/null"}, nil)
 	waitPane(t, srv, pane, "#{pane_current_command}", "cat")
-	for _, c := range []struct{ keys, line string }{
-		{"y", "ready"},
-		{"C-c", "press C-c"},
+	for _, c := range []struct{ keys, line, then string }{
+		{"y", "ready", "cat"},
+		{"C-c", "press C-c", "sh"},
 	} {
 		s.ok("send_keys", map[string]any{"paneId": pane, "keys": c.keys, "enter": false}, nil)
+		// The terminal takes C-c on its own time, and as it does it drops
+		// output not yet read from it: the line is written once the key
+		// has ended cat, or the kernel may throw it away.
+		waitPane(t, srv, pane, "#{pane_current_command}", c.then)
 		start, _ := s.since(map[string]any{"paneId": pane})
 		writeTTY(t, tty, "\r\n"+c.line+"\r\n")
-		r, _ := s.waitText(map[string]any{"paneId": pane, "cursor": start.Cursor, "patterns": []string{c.line}, "timeoutSeconds": 3})
+		r, text := s.waitText(map[string]any{"paneId": pane, "cursor": start.Cursor, "patterns": []string{c.line}, "timeoutSeconds": 3})
 		if r.Outcome != "matched" || r.Matched != c.line {
-			t.Errorf("after send_keys %q, wait for the line %q: outcome %s matched %q, want it matched (not taken for the echo)", c.keys, c.line, r.Outcome, r.Matched)
+			t.Errorf("after send_keys %q, wait for the line %q: outcome %s matched %q reason %q cursorReset %v, want it matched (not taken for the echo); text %q",
+				c.keys, c.line, r.Outcome, r.Matched, r.Reason, r.CursorReset, text)
 		}
 	}
 }
