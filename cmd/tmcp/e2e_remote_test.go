@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/sshserver"
+	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -217,11 +218,11 @@ func TestAWaitAcrossADroppedConnectionEndsAtOnceAndTheHostComesBack(t *testing.T
 	// it has attached, its connection is cut as a network failure would.
 	if !tmuxtest.WaitFor(10*time.Second, func() bool {
 		flags, _ := f.far.Tmux("list-clients", "-F", "#{client_flags}")
-		return strings.Contains(flags, "pause-after")
+		return strings.Contains(flags, tmux.OutputClientFlag)
 	}) {
 		t.Fatalf("the wait attached no output client to far")
 	}
-	killed := sshserver.KillClients(f.far.Socket, "pause-after")
+	killed := sshserver.KillClients(f.far.Socket, tmux.OutputClientFlag)
 	if len(killed) == 0 {
 		t.Fatalf("no ssh process carried the wait's output client")
 	}

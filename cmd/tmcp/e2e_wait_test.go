@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	panes "github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -297,7 +298,7 @@ func waitStreamClient(t *testing.T, srv *tmuxtest.Server, pane string) {
 	if !tmuxtest.WaitFor(settle, func() bool {
 		clients, _ = srv.Tmux("list-clients", "-F", "#{client_session} #{client_flags}")
 		for _, c := range strings.Split(clients, "\n") {
-			if name, flags, _ := strings.Cut(c, " "); name == session && strings.Contains(flags, "pause-after") {
+			if name, flags, _ := strings.Cut(c, " "); name == session && strings.Contains(flags, tmux.OutputClientFlag) {
 				return true
 			}
 		}

@@ -170,7 +170,7 @@ func TestAStreamOverSshEndsAsLostWhenItsConnectionDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	if killed := sshserver.KillClients(srv.Socket, "pause-after"); len(killed) == 0 {
+	if killed := sshserver.KillClients(srv.Socket, tmux.OutputClientFlag); len(killed) == 0 {
 		t.Fatalf("found no ssh process running the output client")
 	}
 	select {

@@ -12,6 +12,12 @@ type firstOutput struct {
 // maxFirstOutput bounds the first output kept of each unwatched pane.
 const maxFirstOutput = 64 << 10
 
+// firstOutputKept bounds how long a first output nobody took is kept: a
+// wait takes it within moments of its call, and output from before the
+// call is no use to it. Without a bound, panes that came and went would
+// each leave theirs behind.
+const firstOutputKept = time.Minute
+
 // noteFirstOutput keeps an unwatched pane's first output.
 func (h *Hub) noteFirstOutput(paneID string, data []byte, at time.Time) {
 	if len(data) > maxFirstOutput {
@@ -21,6 +27,11 @@ func (h *Hub) noteFirstOutput(paneID string, data []byte, at time.Time) {
 	defer h.mu.Unlock()
 	if h.panes[paneID] == nil {
 		h.first[paneID] = firstOutput{at: at, data: data}
+	}
+	for id, f := range h.first {
+		if at.Sub(f.at) > firstOutputKept {
+			delete(h.first, id)
+		}
 	}
 }
 

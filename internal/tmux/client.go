@@ -22,9 +22,6 @@ const (
 	// commands go straight to separate processes before attaching is tried
 	// again. Short, so a session made by anyone soon brings control mode.
 	attachRetryDelay = 250 * time.Millisecond
-	// commandClientFlags keep the command client from resizing windows and
-	// from receiving pane output it has no use for.
-	commandClientFlags = "ignore-size,no-output"
 )
 
 // readOnly are the commands that change nothing, so running one again
@@ -233,7 +230,13 @@ func (c *Client) control(ctx context.Context) (*controlClient, error) {
 		c.connecting = done
 		c.mu.Unlock()
 
-		ctl, err := c.attach(ctx, "", commandClientFlags, nil)
+		var self atomic.Pointer[controlClient]
+		muted := map[string]bool{} // only its reader touches it
+		route := c.streams.routeCommand
+		ctl, err := c.attach(ctx, "", commandClientFlags, func(ev OutputEvent) {
+			route(self.Load(), muted, ev)
+		})
+		self.Store(ctl)
 
 		c.mu.Lock()
 		c.connecting = nil

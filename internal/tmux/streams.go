@@ -3,7 +3,6 @@ package tmux
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,14 +14,22 @@ const (
 	// client has not read for that long, instead of disconnecting the
 	// client: what the pane writes until it is continued is dropped.
 	PauseAfterSeconds = 10
+	// OutputClientFlag, PauseAfterSeconds as a client flag, is in the flags
+	// of tmcp's output clients (as list-clients shows them) and of no other
+	// client of tmcp's.
+	OutputClientFlag = "pause-after=10"
 	// paneMute and paneResume stop and restart a pane's output to a client.
 	// Not "off" and "on": tmux 3.3a crashes (a segfault in the server)
 	// when a pane's output is turned off and on again while it writes;
 	// pausing and continuing does the same job safely.
 	paneMute   = "pause"
 	paneResume = "continue"
-	// streamClientFlags are for the clients that carry pane output.
-	streamClientFlags = "ignore-size,pause-after="
+	// outputClientFlags are for the clients that carry pane output.
+	outputClientFlags = "ignore-size," + OutputClientFlag
+	// commandClientFlags keep the command client from resizing windows.
+	// It mutes each pane of its session at the pane's first output (see
+	// streamSet.commandOutput), and its own pause-after tells it apart.
+	commandClientFlags = "ignore-size,pause-after=1"
 )
 
 // streamSet holds the control clients that carry pane output: one per
@@ -39,6 +46,9 @@ type streamSet struct {
 	// route takes each event of an output client: deliver, which tests
 	// wrap to see what reaches tmcp.
 	route func(session string, cc *controlClient, ev OutputEvent)
+	// routeCommand takes each event of the command client:
+	// commandOutput, which tests wrap likewise.
+	routeCommand func(cc *controlClient, muted map[string]bool, ev OutputEvent)
 	// choosing holds a token while an output client is found or attached,
 	// so that two watches in one session share one client.
 	choosing chan struct{}
@@ -84,6 +94,7 @@ func newStreamSet(c *Client) *streamSet {
 		choosing: make(chan struct{}, 1),
 	}
 	s.route = s.deliver
+	s.routeCommand = s.commandOutput
 	return s
 }
 
@@ -147,9 +158,8 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 		return cc, nil
 	}
 	var self atomic.Pointer[controlClient]
-	flags := streamClientFlags + strconv.Itoa(PauseAfterSeconds)
 	route := s.route
-	cc, err := s.c.attach(ctx, session, flags, func(ev OutputEvent) {
+	cc, err := s.c.attach(ctx, session, outputClientFlags, func(ev OutputEvent) {
 		route(session, self.Load(), ev)
 	})
 	if err != nil {
@@ -162,6 +172,28 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	s.mu.Unlock()
 	go s.ended(session, cc)
 	return cc, nil
+}
+
+// commandOutput takes an event of the command client. That client carries
+// the output of the panes of its own session until each first writes, and
+// then mutes the pane: so the first thing a pane nobody streams writes is
+// known, and when, from the moment tmcp attached — which is what tells a
+// wait that begins on such a pane whether a line came after the call, when
+// the screen alone cannot (it shows the line, not when it came). muted is
+// the panes it has muted; the client's reader is the only one to use it.
+func (s *streamSet) commandOutput(cc *controlClient, muted map[string]bool, ev OutputEvent) {
+	if ev.Layout || ev.Paused || cc == nil || muted[ev.Pane] {
+		return
+	}
+	muted[ev.Pane] = true
+	cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
+	s.mu.Lock()
+	_, watched := s.watchers[ev.Pane]
+	first := s.onUnwatched
+	s.mu.Unlock()
+	if !watched && first != nil && len(ev.Data) > 0 {
+		first(ev.Pane, append([]byte(nil), ev.Data...), time.Now())
+	}
 }
 
 // deliver routes one event from an output client. It runs on the client's

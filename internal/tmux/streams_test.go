@@ -281,3 +281,77 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 	}
 	t.Logf("%%output lines before the mute took effect: %d, the first among them", inFlight)
 }
+
+func TestOutputClientFlagIsThePauseAfter(t *testing.T) {
+	if want := "pause-after=" + strconv.Itoa(PauseAfterSeconds); OutputClientFlag != want {
+		t.Errorf("OutputClientFlag %q, want %q", OutputClientFlag, want)
+	}
+	if strings.Contains(commandClientFlags, OutputClientFlag) {
+		t.Errorf("the command client's flags %q hold %q: tests could not tell it from an output client", commandClientFlags, OutputClientFlag)
+	}
+}
+
+// TestTheCommandClientTimesAPanesFirstOutputThenMutesIt: the client
+// commands go through hands on the first output of each pane of its
+// session, with its time, and tmux sends it nothing more of that pane.
+func TestTheCommandClientTimesAPanesFirstOutputThenMutesIt(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	c := newClient(t, srv)
+	var events atomic.Int64
+	route := c.streams.routeCommand
+	c.streams.routeCommand = func(cc *controlClient, muted map[string]bool, ev OutputEvent) {
+		if ev.Pane == "%1" && len(ev.Data) > 0 {
+			events.Add(1)
+		}
+		route(cc, muted, ev)
+	}
+	type first struct {
+		data string
+		at   time.Time
+	}
+	firsts := make(chan first, 10)
+	c.OnUnwatchedOutput(func(pane string, data []byte, at time.Time) {
+		if pane == "%1" {
+			firsts <- first{string(data), at}
+		}
+	})
+	c.Prepare(context.Background())
+	if !c.ControlConnected() {
+		t.Fatal("no command client")
+	}
+	before := time.Now()
+	srv.Must("send-keys", "-t", "%1", "while :; do echo tick; sleep 0.01; done", "Enter")
+	var f first
+	select {
+	case f = <-firsts:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pane's first output never reached tmcp")
+	}
+	if f.at.Before(before) || time.Since(f.at) > 5*time.Second || f.data == "" {
+		t.Errorf("first output %q at %v, want some data from after %v", f.data, f.at, before)
+	}
+	// The barrier: once its reply is read, every line tmux wrote before it
+	// handled the mute has been routed.
+	if _, err := c.Run(context.Background(), "display-message", "-p", "barrier"); err != nil {
+		t.Fatal(err)
+	}
+	settled := events.Load()
+	history := func() string {
+		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}:#{cursor_y}"))
+	}
+	start := history()
+	// The point of the sleep: an absence, over half a second of output.
+	time.Sleep(500 * time.Millisecond)
+	if end := history(); end == start {
+		t.Fatalf("the pane stopped writing (%s, then %s): the test proves nothing", start, end)
+	}
+	if n := events.Load() - settled; n != 0 {
+		t.Errorf("the muted pane sent the command client %d more %%output lines, want 0", n)
+	}
+	select {
+	case f := <-firsts:
+		t.Errorf("a second first output %q", f.data)
+	default:
+	}
+}

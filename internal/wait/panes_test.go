@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/tmux"
 )
 
 // TestWaitForTextInPanes writes lines to two panes once both waits are
@@ -133,7 +135,7 @@ func TestWaitsAcrossPanesShareOneStreamPerPane(t *testing.T) {
 		t.Errorf("stream holders: %%0 %d, %%1 %d; want 3 and 2 (one stream each, held by every wait on it)", h0, h1)
 	}
 	clients := f.srv.Must("list-clients", "-F", "#{client_flags}")
-	if n := strings.Count(clients, "pause-after"); n != 1 {
+	if n := strings.Count(clients, tmux.OutputClientFlag); n != 1 {
 		t.Errorf("tmcp has %d clients carrying pane output, want 1 for the one session:\n%s", n, clients)
 	}
 	if _, err := f.tty("%1").WriteString("ready at last\r\n"); err != nil {
