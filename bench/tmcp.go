@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -140,12 +142,69 @@ type tmcpProcess struct {
 func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer, env ...string) (*tmcpProcess, error) {
 	p := &tmcpProcess{cmd: childCommand(ctx, append(srv.Env(), env...), bin, "-socket-path", srv.Socket), stderr: new(bytes.Buffer)}
 	p.cmd.Stderr = p.stderr
-	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}, nil)
+	session, err := client.Connect(ctx, arrivalTransport{&mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
 	p.session = session
 	return p, nil
+}
+
+// arrivalTransport notes when each reply comes off the wire, before the
+// SDK decodes and checks it, for the call whose context holds an
+// *arrival: the SDK's client takes replies one after another, about a
+// millisecond each, so a hundred replies at once would otherwise be timed
+// by the client's queue, not by tmcp.
+type arrivalTransport struct{ mcp.Transport }
+
+// arrival is where arrivalTransport puts the time a call's reply arrived.
+type arrival struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+type arrivalKey struct{}
+
+func (t arrivalTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &arrivalConn{Connection: c, calls: map[jsonrpc.ID]*arrival{}}, nil
+}
+
+type arrivalConn struct {
+	mcp.Connection
+	mu    sync.Mutex
+	calls map[jsonrpc.ID]*arrival // by request id, until the reply
+}
+
+func (c *arrivalConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if a, ok := ctx.Value(arrivalKey{}).(*arrival); ok {
+			c.mu.Lock()
+			c.calls[req.ID] = a
+			c.mu.Unlock()
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *arrivalConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		now := time.Now()
+		c.mu.Lock()
+		a := c.calls[resp.ID]
+		delete(c.calls, resp.ID)
+		c.mu.Unlock()
+		if a != nil {
+			a.mu.Lock()
+			a.at = now
+			a.mu.Unlock()
+		}
+	}
+	return msg, err
 }
 
 // pid is the tmcp process's id.
@@ -185,7 +244,8 @@ func (p *tmcpProcess) call(ctx context.Context, tool string, args map[string]any
 	return r, nil
 }
 
-// answer is a tool's reply and when it arrived.
+// answer is a tool's reply and when it arrived: when the transport read
+// it, before the SDK decoded it.
 type answer struct {
 	r   *mcp.CallToolResult
 	err error
@@ -199,8 +259,15 @@ func (p *tmcpProcess) callAsync(ctx context.Context, tool string, args map[strin
 	ctx, cancel = context.WithCancel(ctx)
 	ch := make(chan answer, 1)
 	go func() {
-		r, err := p.call(ctx, tool, args)
-		ch <- answer{r: r, err: err, at: time.Now()}
+		var a arrival
+		r, err := p.call(context.WithValue(ctx, arrivalKey{}, &a), tool, args)
+		at := time.Now()
+		a.mu.Lock()
+		if !a.at.IsZero() {
+			at = a.at
+		}
+		a.mu.Unlock()
+		ch <- answer{r: r, err: err, at: at}
 	}()
 	return func() answer { a := <-ch; cancel(); return a }, cancel
 }
