@@ -81,9 +81,18 @@ type reportedEnd struct {
 	at         time.Time
 }
 
+// reportedEndKept bounds how long a reported end is kept: it matters only
+// to a wait whose call came within the arrival slack of that report, and
+// panes come and go.
+const reportedEndKept = time.Minute
+
 // note records that a wait reported a command of a pane's stream ending
 // at offset.
 func (e *reportedEnds) note(paneID string, generation uint64, offset int64) {
+	e.noteAt(paneID, generation, offset, time.Now())
+}
+
+func (e *reportedEnds) noteAt(paneID string, generation uint64, offset int64, now time.Time) {
 	if e == nil { // a wait made by a test of the reader alone
 		return
 	}
@@ -92,10 +101,15 @@ func (e *reportedEnds) note(paneID string, generation uint64, offset int64) {
 	if e.byPane == nil {
 		e.byPane = map[string]reportedEnd{}
 	}
+	for id, r := range e.byPane {
+		if now.Sub(r.at) > reportedEndKept {
+			delete(e.byPane, id)
+		}
+	}
 	if old, ok := e.byPane[paneID]; ok && old.generation == generation && old.offset > offset {
 		return
 	}
-	e.byPane[paneID] = reportedEnd{generation: generation, offset: offset, at: time.Now()}
+	e.byPane[paneID] = reportedEnd{generation: generation, offset: offset, at: now}
 }
 
 // before returns where the last command reported of a pane's stream

@@ -89,3 +89,43 @@ func TestCommandWaitReadsTheCommandBetweenItsMarks(t *testing.T) {
 		})
 	}
 }
+
+func TestReportedEnds(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	type report struct {
+		pane       string
+		generation uint64
+		offset     int64
+		at         time.Time
+	}
+	cases := []struct {
+		name    string
+		reports []report
+		pane    string
+		gen     uint64
+		asOf    time.Time
+		want    int64
+		wantOK  bool
+	}{
+		{"reported before the call", []report{{"%1", 1, 100, t0}}, "%1", 1, t0.Add(time.Millisecond), 100, true},
+		{"reported after the call", []report{{"%1", 1, 100, t0}}, "%1", 1, t0, 0, false},
+		{"another generation", []report{{"%1", 1, 100, t0}}, "%1", 2, t0.Add(time.Second), 0, false},
+		{"another pane", []report{{"%1", 1, 100, t0}}, "%2", 1, t0.Add(time.Second), 0, false},
+		{"an earlier end does not replace a later", []report{{"%1", 1, 100, t0}, {"%1", 1, 50, t0}}, "%1", 1, t0.Add(time.Second), 100, true},
+		{"a later end replaces", []report{{"%1", 1, 100, t0}, {"%1", 1, 150, t0}}, "%1", 1, t0.Add(time.Second), 150, true},
+		{"kept a minute", []report{{"%1", 1, 100, t0}, {"%2", 1, 7, t0.Add(reportedEndKept)}}, "%1", 1, t0.Add(2 * reportedEndKept), 100, true},
+		{"dropped after", []report{{"%1", 1, 100, t0}, {"%2", 1, 7, t0.Add(reportedEndKept + time.Second)}}, "%1", 1, t0.Add(2 * reportedEndKept), 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var e reportedEnds
+			for _, r := range tc.reports {
+				e.noteAt(r.pane, r.generation, r.offset, r.at)
+			}
+			got, ok := e.before(tc.pane, tc.gen, tc.asOf)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("before(%s, %d) = %d, %v; want %d, %v", tc.pane, tc.gen, got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
