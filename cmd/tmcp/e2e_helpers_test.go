@@ -5,7 +5,6 @@ package main
 // of tmux's and the kernel's view of what happened.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,12 +17,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/syncbuf"
 	"github.com/tmcp/tmcp/internal/tmuxserver"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
@@ -66,7 +65,7 @@ type session struct {
 	srv    *tmuxtest.Server
 	cmd    *exec.Cmd
 	cs     *mcp.ClientSession
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	stdin  io.WriteCloser // tmcp's stdin, when the test holds it
 }
 
@@ -75,23 +74,6 @@ func (s *session) on(t *testing.T) *session {
 	c := *s
 	c.t = t
 	return &c
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // launchOptions say how a test starts tmcp; the zero value starts it
@@ -149,7 +131,7 @@ func startTMCPSpeaking(t *testing.T, srv *tmuxtest.Server, version string, opts 
 func launch(t *testing.T, srv *tmuxtest.Server, o launchOptions) *session {
 	t.Helper()
 	cmd := tmcpCommand(srv, o)
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e", Version: "test"}, o.client)
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)

@@ -35,6 +35,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/syncbuf"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -46,7 +47,7 @@ type httpTMCP struct {
 	t      *testing.T
 	srv    *tmuxtest.Server
 	url    string
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	proc   *os.Process
 	exited chan struct{} // closed when the process has ended
 }
@@ -66,7 +67,7 @@ func startHTTP(t *testing.T, srv *tmuxtest.Server, o launchOptions) *httpTMCP {
 	}
 	o.env = append(env, o.env...)
 	cmd := tmcpCommand(srv, o)
-	h := &httpTMCP{t: t, srv: srv, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	h := &httpTMCP{t: t, srv: srv, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting tmcp --http: %v", err)

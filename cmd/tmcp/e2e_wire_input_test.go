@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmcp/tmcp/internal/syncbuf"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -39,7 +40,7 @@ type rawWire struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    chan wireReply // closed at tmcp's EOF
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	exited chan error
 }
 
@@ -48,7 +49,7 @@ type rawWire struct {
 func startRawTMCP(t *testing.T, srv *tmuxtest.Server) *rawWire {
 	t.Helper()
 	cmd := tmcpCommand(srv, launchOptions{})
-	w := &rawWire{t: t, cmd: cmd, out: make(chan wireReply, 64), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	w := &rawWire{t: t, cmd: cmd, out: make(chan wireReply, 64), stderr: &syncbuf.Buffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = w.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tmcp/tmcp/internal/mcpserver"
+	"github.com/tmcp/tmcp/internal/syncbuf"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -22,7 +23,7 @@ func measureWire(t *testing.T, tier string) mcpserver.WireCost {
 		}
 	}
 	cmd.Env = append(cmd.Env, "TMCP_SAFETY="+tier)
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -11,7 +11,6 @@
 package sshserver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -21,9 +20,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/syncbuf"
 )
 
 const (
@@ -140,7 +140,7 @@ func (s *Server) start(ctx context.Context) error {
 		}
 	}
 	cmd := exec.Command(Sshd, "-D", "-e", "-f", s.path("sshd_config"))
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	// Its own process group, so Close can end the sessions it forked too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -197,25 +197,6 @@ func (s *Server) hostBlock(alias string, port int, user string) string {
 // one ssh process per call cannot beat.
 func (s *Server) SSH(args ...string) []string {
 	return append([]string{"ssh", "-F", s.ConfigFile, "-T", "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none", "--", Alias}, args...)
-}
-
-// lockedBuffer is a bytes.Buffer that sshd's stderr copier and a reader
-// may use at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Close stops sshd and the sessions it forked, by its process group, and

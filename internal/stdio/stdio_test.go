@@ -1,7 +1,6 @@
 package stdio
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/syncbuf"
 )
 
 // readTimeout bounds a test's wait for a message it expects; reading
@@ -75,24 +76,13 @@ func TestDecodeLineReturnsTheMessageOrTheReplyOwed(t *testing.T) {
 }
 
 // lockedBuffer collects what a connection writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type lockedBuffer struct{ syncbuf.Buffer }
 
 func (l *lockedBuffer) Close() error { return nil }
 
 // lines returns the lines written so far.
 func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSuffix(l.b.String(), "\n"), "\n")
+	return strings.Split(strings.TrimSuffix(l.String(), "\n"), "\n")
 }
 
 // connect connects a Transport reading from in and writing to a buffer.
