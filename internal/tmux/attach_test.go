@@ -3,6 +3,10 @@ package tmux
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,6 +58,43 @@ func TestEveryAttachWaitsForTheOneInProgress(t *testing.T) {
 			})
 			if !attached {
 				t.Errorf("once the other attach ended: %d control clients attached, want 1", len(c.ControlSessions()))
+			}
+		})
+	}
+}
+
+// TestAnAttachWhoseTransportDiesIsAConnectionLost: a remote control client
+// whose ssh fails or is killed before tmux answered the attach is a lost
+// connection, as one cut later is; tmux's own refusal is not.
+func TestAnAttachWhoseTransportDiesIsAConnectionLost(t *testing.T) {
+	srv := tmuxtest.New(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		script   string // the stand-in for ssh; its arguments are the remote command line
+		target   string
+		wantLost bool
+	}{
+		{"ssh fails", "exit 255", "main", true},
+		{"ssh is killed", "kill -9 $$", "main", true},
+		{"tmux refuses", `exec sh -c "$*"`, "no-such-session", false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			transport := filepath.Join(dir, fmt.Sprintf("ssh%d", i))
+			if err := os.WriteFile(transport, []byte("#!/bin/sh\n"+tt.script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			l := &Launcher{Prefix: []string{transport}, Binary: "tmux", SocketPath: srv.Socket}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			cc, err := startControl(ctx, l, new(atomic.Int64), tt.target, outputClientFlags, nil)
+			if err == nil {
+				cc.close()
+				t.Fatal("the attach succeeded")
+			}
+			if lost := errors.Is(err, ErrConnectionLost); lost != tt.wantLost {
+				t.Errorf("attach error %q: connection lost %v, want %v", err, lost, tt.wantLost)
 			}
 		})
 	}

@@ -151,11 +151,33 @@ func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target s
 		return c, nil
 	case <-c.done:
 		c.close()
-		return nil, &CommandError{Args: args, Message: c.failure()}
+		err := &CommandError{Args: args, Message: c.failure()}
+		if c.transportFailed(ctx) {
+			// ssh died before tmux answered (a network cut, a kill): the
+			// same lost connection as one that breaks later.
+			err.Err = ErrConnectionLost
+		}
+		return nil, err
 	case <-ctx.Done():
 		c.close()
 		return nil, noAnswer(args, ctx.Err())
 	}
+}
+
+// transportFailed reports whether a remote client's process, once reaped,
+// ended as ssh does when it fails itself or is killed, rather than with
+// tmux's own answer (a session that does not exist, say).
+func (c *controlClient) transportFailed(ctx context.Context) bool {
+	if !c.remote {
+		return false
+	}
+	select {
+	case <-c.reaped:
+	case <-ctx.Done():
+		return false
+	}
+	st := c.cmd.ProcessState
+	return st != nil && (st.ExitCode() == sshFailed || st.ExitCode() < 0)
 }
 
 // lockedWriter lets the process's stderr be read while it is written.
