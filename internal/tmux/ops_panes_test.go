@@ -17,9 +17,12 @@ func TestCaptureAsDrawnKeepsRowsAndTheirColouredSpaces(t *testing.T) {
 	// background ends in spaces.
 	long := strings.Repeat("w", tmuxtest.Width+5)
 	srv.Must("send-keys", "-t", "%0", `clear; printf '`+long+`\n\033[41mbg   \033[0m\n'`, "Enter")
+	// Waited for as printed: the typed command line holds "bg" too, and
+	// shows before clear has run.
 	if !tmuxtest.WaitFor(5*time.Second, func() bool {
 		out, _ := srv.Tmux("capture-pane", "-p", "-t", "%0")
-		return strings.Contains(out, "bg")
+		rows := strings.Split(out, "\n")
+		return len(rows) > 2 && strings.HasPrefix(rows[0], "www") && strings.TrimSpace(rows[2]) == "bg"
 	}) {
 		t.Fatal("the lines never showed")
 	}
