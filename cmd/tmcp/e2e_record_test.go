@@ -314,10 +314,7 @@ func TestRecordingsGoOnInANewFileWithItsOwnHeaderPastMaxBytes(t *testing.T) {
 	var out strings.Builder
 	var last []record.Event
 	for i := range files {
-		name := base + ".cast"
-		if i > 0 {
-			name = fmt.Sprintf("%s.%d.cast", base, i+1)
-		}
+		name := record.PartPath(base, i+1)
 		info, err := os.Stat(name)
 		if err != nil {
 			t.Fatalf("part %d: %v (files %q)", i+1, err, files)

@@ -85,13 +85,19 @@ func newRecording(paneID, base, title string, width, height int, maxBytes int64,
 	return r, nil
 }
 
+// PartPath is where part n (from 1) of the recording whose first part is
+// base+".cast" is written: base+".cast", then base+".2.cast" and so on.
+func PartPath(base string, n int) string {
+	if n <= 1 {
+		return base + ".cast"
+	}
+	return base + "." + strconv.Itoa(n) + ".cast"
+}
+
 // partLocked begins part r.part+1 at now with its header.
 func (r *recording) partLocked(now time.Time) {
 	r.part++
-	r.path = r.base + ".cast"
-	if r.part > 1 {
-		r.path = r.base + "." + strconv.Itoa(r.part) + ".cast"
-	}
+	r.path = PartPath(r.base, r.part)
 	r.start = now
 	c := &chunk{path: r.path, data: appendHeader(nil, now, r.width, r.height, r.title)}
 	r.queue = append(r.queue, c)

@@ -162,10 +162,7 @@ func TestARecordingStartsANewFileWithItsOwnHeaderPastMaxBytes(t *testing.T) {
 	}
 	var got strings.Builder
 	for i := range files {
-		name := base + ".cast"
-		if i > 0 {
-			name = fmt.Sprintf("%s.%d.cast", base, i+1)
-		}
+		name := PartPath(base, i+1)
 		info, err := os.Stat(name)
 		if err != nil {
 			t.Fatalf("part %d: %v (files %q)", i+1, err, files)
