@@ -269,6 +269,13 @@ func (h *Hub) MarksAt(t time.Time) map[string]Mark {
 	return marks
 }
 
+// checkSettle is how long a requested check waits for more requests
+// before it runs: tmux reports a burst of layout changes as a run of
+// notifications that a loaded machine reads over some milliseconds, and
+// one listing should answer them all. A dead pane is noticed this much
+// later.
+const checkSettle = 5 * time.Millisecond
+
 // checkRuns coalesces requests to run a check: a burst of layout changes
 // costs at most one check running and one more due after it, not one
 // listing of every pane per notification.
@@ -291,6 +298,7 @@ func (r *checkRuns) request(check func()) {
 	r.running = true
 	go func() {
 		for {
+			time.Sleep(checkSettle)
 			check()
 			r.mu.Lock()
 			if !r.again {

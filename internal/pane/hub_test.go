@@ -171,6 +171,7 @@ func TestABurstOfLayoutChangesCostsFewListings(t *testing.T) {
 			quiet++
 		}
 	}
+	t.Logf("%d layout changes, %d listings", changes, last)
 	if last == 0 || last > changes/10 {
 		t.Errorf("%d layout changes caused %d listings of the panes, want at least 1 and at most %d", changes, last, changes/10)
 	}
