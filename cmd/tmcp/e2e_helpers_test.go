@@ -196,6 +196,8 @@ func tmcpCommand(srv *tmuxtest.Server, o launchOptions) *exec.Cmd {
 			env = append(env, kv)
 		}
 	}
+	// Jobs are kept beside the test's tmux server, not in the home.
+	env = append(env, "XDG_STATE_HOME="+filepath.Join(srv.Dir, "state"))
 	if o.tier != "" {
 		env = append(env, "TMCP_SAFETY="+o.tier)
 	}

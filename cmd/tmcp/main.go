@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH] [--record DIR [--record-max-bytes N]]
+//	tmcp [-socket-name NAME | -socket-path PATH] [-binary PATH] [--record DIR [--record-max-bytes N]] [--state-dir DIR]
 //	     [--host NAME=DESTINATION[,socket=PATH][,socket-name=NAME][,binary=PATH]]… [--ssh-config FILE]
 //	tmcp --http ADDR [--token-file FILE] [HTTP flags]
 //	tmcp -tools | -doctor | -version | -demo
@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/tmcp/tmcp/internal/hosts"
@@ -49,6 +50,7 @@ type options struct {
 	sshConfig                      string
 	http                           httpOptions
 	record                         record.Options
+	stateDir                       string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -69,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return nil
 	})
 	fs.Int64Var(&o.record.MaxBytes, "record-max-bytes", record.DefaultMaxBytes, "bound on one recording file; past it the recording goes on in a new file")
+	fs.StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where jobs are kept for a tmcp started later (off: nowhere); default: TMCP_STATE_DIR, else $XDG_STATE_HOME/tmcp, else ~/.local/state/tmcp")
 	fs.BoolVar(&o.tools, "tools", false, "print the tools a client is offered at the tier in force, and exit")
 	fs.BoolVar(&o.doctor, "doctor", false, "check tmux, the socket and the control connection, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -82,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_SSH_CONFIG        the default of -ssh-config\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_STATE_DIR         the default of -state-dir\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_TOKEN             with --http: a bearer token accepted at the tier TMCP_SAFETY sets\n")
 	}
 	if err := fs.Parse(args); err != nil {
@@ -157,8 +161,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer closeAudit()
 	o.record.Errors = stderr
-	srv := mcpserver.New(tc, mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
-		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set, Record: o.record})
+	cfg := mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set, Record: o.record, Log: stderr}
+	if !o.tools && !o.doctor && o.stateDir != "off" {
+		cfg.StateDir = o.stateDir
+	}
+	srv := mcpserver.New(tc, cfg)
 	defer srv.Close()
 	if o.http.addr != "" && !o.tools && !o.doctor {
 		go srv.Prepare(ctx)
@@ -182,6 +190,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// during its first call.
 	srv.StartPrepare(ctx)
 	return serve(ctx, srv, stdin, stdout)
+}
+
+// defaultStateDir is where jobs are kept unless -state-dir says: the XDG
+// state directory's tmcp folder.
+func defaultStateDir() string {
+	if dir := os.Getenv("TMCP_STATE_DIR"); dir != "" {
+		return dir
+	}
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "tmcp")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "tmcp")
+	}
+	return "off"
 }
 
 // serve speaks MCP over stdin and stdout until EOF or a signal.

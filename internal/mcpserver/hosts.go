@@ -156,6 +156,7 @@ func (s *Server) view(ctx context.Context, name string) (*Server, error) {
 		// tmcp never runs inside a remote pane: no caller to guard there.
 		callers: &callerCache{lock: make(chan struct{}, 1), known: true},
 		screens: s.screens, cfg: cfg, schemas: s.schemas, host: name, hostViews: &hostViews{}}
+	v.keepJobs()
 	if s.hostViews.views == nil {
 		s.hostViews.views = map[string]*Server{}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/hosts"
+	"github.com/tmcp/tmcp/internal/jobstate"
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/record"
 	"github.com/tmcp/tmcp/internal/screen"
@@ -42,6 +43,12 @@ type Config struct {
 	// Record says where recordings go and whether every streamed pane is
 	// recorded (--record); record_pane records one pane either way.
 	Record record.Options
+	// StateDir is where jobs are kept for a later tmcp on the same tmux
+	// server (a file per server); "" keeps them nowhere.
+	StateDir string
+	// Log is where problems that belong to no call are reported (a job
+	// file that could not be used); nil: nowhere.
+	Log io.Writer
 }
 
 // Server holds what the tools share: the tmux connection, the pane
@@ -85,7 +92,24 @@ func New(tc *tmux.Client, cfg Config) *Server {
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}
+	s.keepJobs()
 	return s
+}
+
+// keepJobs has the waits keep their jobs in the state directory, in the
+// file of this view's tmux server.
+func (s *Server) keepJobs() {
+	if s.cfg.StateDir == "" {
+		return
+	}
+	socket := s.tmux.SocketPath()
+	store, err := jobstate.Open(jobstate.Path(s.cfg.StateDir, s.host, socket), s.host+":"+socket)
+	if err != nil && s.cfg.Log != nil {
+		fmt.Fprintf(s.cfg.Log, "tmcp: %v\n", err)
+	}
+	if store != nil {
+		s.waits.KeepJobs(store)
+	}
 }
 
 // WithTier returns a Server offering the tools of tier t that shares

@@ -10,18 +10,40 @@ import (
 // Job reports a job, its output within maxLines and maxBytes (0: all
 // that is kept), first waiting up to timeout for it to finish.
 func (s *Service) Job(ctx context.Context, id string, timeout Timeout, maxLines, maxBytes int, fn func(time.Duration)) (JobResult, error) {
+	if timeout.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = bounded(ctx, timeout)
+		defer cancel()
+	}
 	j := s.jobs.get(id)
+	if j == nil {
+		var err error
+		if j, err = s.adopted(ctx, id); err != nil {
+			return JobResult{}, err
+		}
+	}
 	if j == nil {
 		return JobResult{}, fmt.Errorf("no job %q: job ids come from run_command, and only the last %d finished jobs (%d MiB of output) are kept", id, maxFinishedJobs, maxFinishedBytes>>20)
 	}
 	if timeout.Duration <= 0 {
+		s.refill(ctx, j)
 		return j.result(false, maxLines, maxBytes), nil
 	}
-	ctx, cancel := bounded(ctx, timeout)
-	defer cancel()
 	wctx, cancelWait := waiting(ctx)
 	defer cancelWait()
-	return s.await(wctx, j, maxLines, maxBytes, fn, begun(ctx, timeout)), nil
+	r := s.await(wctx, j, maxLines, maxBytes, fn, begun(ctx, timeout))
+	if r.Finished && j.isAdopted() {
+		s.refill(ctx, j)
+		r = j.result(false, maxLines, maxBytes)
+	}
+	return r, nil
+}
+
+// isAdopted reports whether an earlier tmcp started the job.
+func (j *job) isAdopted() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.adopted
 }
 
 // jobTable holds the running job of each pane and the recent jobs.
@@ -72,6 +94,20 @@ func (t *jobTable) release(j *job) {
 		t.kept -= old.keptBytes()
 		t.finished = t.finished[1:]
 	}
+}
+
+// keep adds a job of an earlier tmcp that has ended to the finished ones,
+// or returns the one already there with its id.
+func (t *jobTable) keep(j *job) *job {
+	t.mu.Lock()
+	if held := t.byID[j.id]; held != nil {
+		t.mu.Unlock()
+		return held
+	}
+	t.byID[j.id] = j
+	t.mu.Unlock()
+	t.release(j)
+	return j
 }
 
 // keptBytes is what a job's output costs to keep.

@@ -87,6 +87,9 @@ type job struct {
 	handedOver   bool          // the command is handed over, not typed as written
 	freshHelper  bool          // the run hands the shell its helper: it cannot lack it
 	onEnd        func(*job)    // frees the pane; nil in tests of the reader
+	panePID      int           // the pane's process when the job started
+	adopted      bool          // started by an earlier tmcp (adopt.go)
+	refilled     bool          // an adopted job's output was taken from history once it ended
 	typedAt      time.Time     // when the typed line had been sent
 	keys         chan string   // interrupt keys tmcp sent after that
 }
@@ -136,9 +139,9 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	if err != nil {
 		return runResult{}, notTyped(ctx, err)
 	}
-	j := &job{id: newJobID(), paneID: req.PaneID, command: req.Command, started: start,
-		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		reads: make(chan struct{}, 2), onEnd: s.jobs.release}
+	s.settleEarlier(ctx, req.PaneID)
+	j := newJob(newJobID(), req.PaneID, req.Command, start)
+	j.panePID, j.onEnd = info.PID, s.ended
 	family := familyOf(info.Command)
 	_, tag := j.mark()
 	t := typedFor(family, tag, req.Command, req.SuppressHistory, handOver)
@@ -151,6 +154,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		s.jobs.abandon(j)
 		return runResult{}, notTyped(ctx, err)
 	}
+	s.kept(j)
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); release() })
@@ -584,8 +588,13 @@ func (r *reader) line(text string, more bool) {
 
 func newReader(j *job, from int64) *reader {
 	token, _ := j.mark()
-	return &reader{j: j, token: token, startMark: []byte("\x1b]133;C;" + token + "\a"),
+	r := &reader{j: j, token: token, startMark: []byte("\x1b]133;C;" + token + "\a"),
 		replaces: replacesShell(j.command), off: from, echoedTo: -1}
+	if j.adopted {
+		// Its start mark went by before this tmcp: its output goes on.
+		r.started, r.dec = time.Now(), pane.NewDecoder(from)
+	}
+	return r
 }
 
 // consume reads output and reports whether the job has finished.
@@ -896,15 +905,27 @@ func (j *job) addPiece(line string, more bool) {
 	j.tail.AddPiece(line, more)
 }
 
+// newJob returns a job of a command in a pane, not yet ended.
+func newJob(id, paneID, command string, started time.Time) *job {
+	return &job{id: id, paneID: paneID, command: command, started: started,
+		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
+		reads: make(chan struct{}, 2)}
+}
+
 // end records how the job ended, once: with the command's status, if it
 // is known, and a reason, if there is one to give.
 func (j *job) end(died bool, status *int, reason string) {
+	j.endAt(time.Now(), died, status, reason)
+}
+
+// endAt is end, at a time already past.
+func (j *job) endAt(at time.Time, died bool, status *int, reason string) {
 	j.mu.Lock()
 	if j.finished {
 		j.mu.Unlock()
 		return
 	}
-	j.finished, j.died, j.status, j.reason, j.finishedAt = true, died, status, reason, time.Now()
+	j.finished, j.died, j.status, j.reason, j.finishedAt = true, died, status, reason, at
 	j.mu.Unlock()
 	// The pane is free before anyone hears of the end, so a caller that
 	// runs its next command at once finds it free.
@@ -942,7 +963,7 @@ func (j *job) result(timedOut bool, maxLines, maxBytes int) JobResult {
 		maxBytes = jobTailBytes
 	}
 	r := JobResult{JobID: j.id, PaneID: j.paneID, Command: j.command, Finished: j.finished, PaneDied: j.died,
-		Reason: j.reason, TimedOut: timedOut && !j.finished, OutputLost: j.lost,
+		Reason: joinReasons(j.reason, j.historyNote()), TimedOut: timedOut && !j.finished, OutputLost: j.lost,
 		TotalLines: j.tail.TotalLines(), TotalBytes: j.tail.TotalBytes(), Elapsed: time.Since(j.started)}
 	if j.finished {
 		r.Elapsed = j.finishedAt.Sub(j.started)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmcp/tmcp/internal/pane"
@@ -44,6 +45,9 @@ type Service struct {
 	// settled, when tests set it, is called with each pane of a wait
 	// across panes whose own wait has ended, as the wait takes note of it.
 	settled func(paneID string)
+
+	keep    *keeper     // where jobs are kept for later tmcp processes; nil: nowhere
+	closing atomic.Bool // jobs that end now end only for this tmcp
 
 	closeOnce sync.Once
 }
@@ -123,5 +127,11 @@ func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
 // Close ends every job's bookkeeping; the commands themselves go on in
 // their panes.
 func (s *Service) Close() {
-	s.closeOnce.Do(func() { s.jobs.closeAll() })
+	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		s.jobs.closeAll()
+		if s.keep != nil {
+			s.keep.writing.Wait()
+		}
+	})
 }

@@ -28,7 +28,10 @@ import (
 // shell that lacks the helper (a new shell in the pane) runs nothing of
 // the command, and says the helper was not found.
 // Nothing in the line needs a file or a tmux binary on the shell's side,
-// so the same line works in a shell on another machine.
+// so the same line works in a shell on another machine. Where the shell
+// can reach its tmux (TMUX_PANE is set), the end's call also leaves the
+// token and the status in the pane's @tmcp_end option, in the background:
+// the one trace of the end that outlives tmcp, for a tmcp started later.
 //
 // A command the line editor or the shell's parser could take apart when
 // typed as it is (several lines, control bytes, a comment, unbalanced
@@ -70,7 +73,7 @@ func familyOf(command string) shellFamily {
 // reads a command handed over through the terminal (__tmcp_r), and runs
 // it (__tmcp_x).
 const posixHelper = ` __tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf '\033]133;C;tmcp-%s\007' "$1";` +
-	`else printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";__tmcp_h "$@";fi;}` +
+	`else printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";[ -n "$TMUX_PANE" ]&&(command tmux set -pt "$TMUX_PANE" @tmcp_end "$1 $2" >/dev/null 2>&1 &);__tmcp_h "$@";fi;}` +
 	`;__tmcp_r(){ trap 'stty echo;trap - INT;return 130' INT;stty -echo;printf '\033]133;R;tmcp-%s\007' "$1";__tmcp_cmd=;` +
 	`while IFS= read -r __tmcp_l;do [ "$__tmcp_l" = . ]&&break;__tmcp_cmd=$__tmcp_cmd$__tmcp_l;done;stty echo;trap - INT;` +
 	`__tmcp_cmd=$(printf %b "$__tmcp_cmd");};__tmcp_x(){ (eval "$__tmcp_cmd");}`
@@ -101,7 +104,7 @@ const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "
 // reads a command handed over through the terminal and names its job.
 const fishHelper = ` function __tmcp; set -g __tmcp_next $argv[1]; end` +
 	`; function __tmcp_c --on-event fish_preexec; set -q __tmcp_next; or return; set -g __tmcp_job $__tmcp_next; set -e __tmcp_next; printf '\e]133;C;tmcp-%s\a' $__tmcp_job; end` +
-	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job; set -e __tmcp_job; end` +
+	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job; set -q TMUX_PANE; and command tmux set -pt $TMUX_PANE @tmcp_end "$__tmcp_job $s" >/dev/null 2>&1 &; disown 2>/dev/null; set -e __tmcp_job; end` +
 	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while true; set -l l (head -n 1); test "$l" = .; and break; set -a parts $l; end; stty echo` +
 	`; set -g __tmcp_cmd (printf %b (string join '' $parts) | string collect); set -g __tmcp_next $argv[1]; end`
 

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/jobstate"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// killTMCP kills a tmcp process outright, as a crash would, and waits
+// until it is gone.
+func killTMCP(t *testing.T, s *session) {
+	t.Helper()
+	pid := s.pid()
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing tmcp: %v", err)
+	}
+	deadline := time.Now().Add(settle)
+	for !ended(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tmcp (pid %d) still runs %v after SIGKILL", pid, settle)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestGetJobFollowsAJobOfAKilledTmcpToItsEnd(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	first := startTMCP(t, srv, "")
+	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
+		"command": "echo before; sleep 2; echo after; (exit 3)", "detach": true}))
+	waitScreen(t, srv, pane, "the line before the sleep", func(rows []string) bool { return hasLine(rows, "before") })
+	killTMCP(t, first)
+
+	second := startTMCP(t, srv, "")
+	res := second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 15})
+	r := replyFields[jobOut](t, "get_job", res)
+	text := paneText(t, "get_job", res)
+	if !r.Finished || status(r.ExitStatus) != "3" || text != "before\nafter" || r.OutputLost {
+		t.Logf("history: %q", bareCapture(srv, pane, "-S", "-", "-J"))
+		t.Fatalf("get_job from a new tmcp: finished %v status %s lost %v output %q (%s); want the killed tmcp's job followed to its end: status 3, before and after",
+			r.Finished, status(r.ExitStatus), r.OutputLost, text, r.Reason)
+	}
+	if !strings.Contains(r.Reason, "history") {
+		t.Errorf("reason %q does not say the output came from the pane's history", r.Reason)
+	}
+	// The pane is free again for the new tmcp.
+	again := replyFields[jobOut](t, "run_command", second.call("run_command", map[string]any{"paneId": pane, "command": "echo again"}))
+	if !again.Finished || status(again.ExitStatus) != "0" {
+		t.Fatalf("run_command after the adopted job: finished %v status %s (%s)", again.Finished, status(again.ExitStatus), again.Reason)
+	}
+}
+
+func TestGetJobReportsAJobThatEndedWhileNoTmcpRan(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	first := startTMCP(t, srv, "")
+	// The first run hands the shell its helper; the job is the second.
+	replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "true"}))
+	// dash draws its prompt after a line typed ahead of it: not in the output.
+	waitPrompt(t, srv, pane)
+	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
+		"command": "sleep 1; printf 'one\\ntwo\\n'; (exit 4)", "detach": true}))
+	killTMCP(t, first)
+	// The job ends with no tmcp running: its shell leaves the status in
+	// the pane's option.
+	waitPane(t, srv, pane, "#{@tmcp_end}", job.JobID[:5]+" 4")
+
+	second := startTMCP(t, srv, "")
+	// A new run in the pane writes the option anew: the earlier job's end
+	// must be taken first.
+	next := replyFields[jobOut](t, "run_command", second.call("run_command", map[string]any{"paneId": pane, "command": "echo next"}))
+	if status(next.ExitStatus) != "0" {
+		t.Fatalf("run_command in the pane: status %s (%s)", status(next.ExitStatus), next.Reason)
+	}
+	res := second.call("get_job", map[string]any{"jobId": job.JobID})
+	r := replyFields[jobOut](t, "get_job", res)
+	if text := paneText(t, "get_job", res); !r.Finished || status(r.ExitStatus) != "4" || text != "one\ntwo" || r.OutputLost {
+		t.Logf("history: %q", bareCapture(srv, pane, "-S", "-", "-J"))
+		t.Fatalf("get_job of a job that ended while no tmcp ran: finished %v status %s lost %v output %q (%s); want status 4, one and two",
+			r.Finished, status(r.ExitStatus), r.OutputLost, text, r.Reason)
+	}
+
+	// A third tmcp reads the end the second one wrote.
+	killTMCP(t, second)
+	third := startTMCP(t, srv, "")
+	r = replyFields[jobOut](t, "get_job", third.call("get_job", map[string]any{"jobId": job.JobID}))
+	if !r.Finished || status(r.ExitStatus) != "4" {
+		t.Fatalf("get_job from a third tmcp: finished %v status %s (%s); want status 4", r.Finished, status(r.ExitStatus), r.Reason)
+	}
+}
+
+func TestGetJobSaysWhenTheJobsPaneIsGone(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := newShellWindow(t, srv)
+	first := startTMCP(t, srv, "")
+	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "sleep 30", "detach": true}))
+	killTMCP(t, first)
+	tmuxOne(srv, "kill-pane", "-t", pane)
+
+	second := startTMCP(t, srv, "")
+	r := replyFields[jobOut](t, "get_job", second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 5}))
+	if !r.Finished || r.ExitStatus != nil || !r.OutputLost || !strings.Contains(r.Reason, "gone") {
+		t.Fatalf("get_job of a job whose pane was killed while no tmcp ran: finished %v status %s lost %v (%s); want finished, no status, output lost, the pane named gone",
+			r.Finished, status(r.ExitStatus), r.OutputLost, r.Reason)
+	}
+}
+
+func TestAnUnusableJobFileIsSetAsideAndReported(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	path := jobstate.Path(filepath.Join(srv.Dir, "state", "tmcp"), "", srv.Socket)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("\x00not a job file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startTMCP(t, srv, "")
+	if e := s.stderr.String(); !strings.Contains(e, "set aside") {
+		t.Errorf("tmcp's stderr does not report the unusable job file: %q", e)
+	}
+	if aside, _ := filepath.Glob(path + ".unreadable-*"); len(aside) != 1 {
+		t.Errorf("files set aside: %v, want one", aside)
+	}
+	job := replyFields[jobOut](t, "run_command", s.call("run_command", map[string]any{"paneId": pane, "command": "echo fine"}))
+	if status(job.ExitStatus) != "0" {
+		t.Fatalf("run_command with the job file set aside: status %s (%s)", status(job.ExitStatus), job.Reason)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), job.JobID) {
+		t.Fatalf("the new job file (%v) does not hold job %s: %s", err, job.JobID, data)
+	}
+}

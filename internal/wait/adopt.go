@@ -1,0 +1,285 @@
+package wait
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/jobstate"
+	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
+)
+
+// Jobs outlive the tmcp that ran them. Each job's record goes to a file
+// (jobstate) as it starts and as it ends. A later tmcp asked about a job
+// it does not hold takes the record and asks tmux what became of the job:
+// the status from the pane's @tmcp_end option, which the shell's helper
+// sets as the job ends, and the output from the pane's history, between
+// the row of the typed line (which carries the job's token) and the
+// shell's next prompt, told by the text before the typed line on its row. A job still running is followed again, as any.
+
+// endOption is the pane option the helper leaves the last job's token
+// and status in.
+const endOption = "@tmcp_end"
+
+// endSettle is how long a job found ended without its status in the
+// pane's option is given for the helper's background write to land.
+const endSettle = 300 * time.Millisecond
+
+// keeper writes the jobs' records, when the Service keeps them.
+type keeper struct {
+	store   *jobstate.Store
+	writing sync.WaitGroup // records being written in the background
+}
+
+// KeepJobs makes the Service write its jobs to store, and take from it
+// the jobs of earlier tmcp processes. Call it before the first run.
+func (s *Service) KeepJobs(store *jobstate.Store) {
+	s.keep = &keeper{store: store}
+}
+
+// record is what the file keeps of a job.
+func (j *job) record() jobstate.Record {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, Command: j.command, Started: j.started}
+	if j.finished {
+		r.Ended, r.Status, r.Reason, r.PaneDied = j.finishedAt, j.status, j.reason, j.died
+	}
+	return r
+}
+
+// kept writes a job's record as it starts: a later tmcp then knows it
+// even if this one is killed at once.
+func (s *Service) kept(j *job) {
+	if s.keep != nil {
+		_ = s.keep.store.Put(j.record())
+	}
+}
+
+// keptEnd writes a job's record once it ended, in the background, unless
+// the job only ended for tmcp because tmcp shuts down.
+func (s *Service) keptEnd(j *job) {
+	if s.keep == nil || s.closing.Load() {
+		return
+	}
+	r := j.record()
+	s.keep.writing.Go(func() { _ = s.keep.store.Put(r) })
+}
+
+// ended frees a job's pane and writes its end.
+func (s *Service) ended(j *job) {
+	s.jobs.release(j)
+	s.keptEnd(j)
+}
+
+// settleEarlier finds out what became of the jobs that earlier tmcp
+// processes left running in a pane, before a new run there overwrites
+// the status the last one left.
+func (s *Service) settleEarlier(ctx context.Context, paneID string) {
+	if s.keep == nil {
+		return
+	}
+	for _, rec := range s.keep.store.Unended(paneID) {
+		if s.jobs.get(rec.ID) == nil {
+			_, _ = s.adopt(ctx, rec)
+		}
+	}
+}
+
+// adopted returns the job of an earlier tmcp with id, as tmux shows it
+// now, or nil if no record has it.
+func (s *Service) adopted(ctx context.Context, id string) (*job, error) {
+	if s.keep == nil {
+		return nil, nil
+	}
+	rec, ok := s.keep.store.Get(id)
+	if !ok {
+		return nil, nil
+	}
+	return s.adopt(ctx, rec)
+}
+
+// adopt makes a job of a record and finds out what became of it. A job
+// that ended is kept among the finished ones; one that runs is followed.
+func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) {
+	j := newJob(rec.ID, rec.Pane, rec.Command, rec.Started)
+	j.panePID, j.adopted = rec.PanePID, true
+	if !rec.Ended.IsZero() {
+		// Its tmcp saw it end: only the output is to be found.
+		j.endAt(rec.Ended, rec.PaneDied, rec.Status, rec.Reason)
+		s.refill(ctx, j)
+		return s.jobs.keep(j), nil
+	}
+	_, tag := j.mark()
+	gone := func(why string) (*job, error) {
+		j.lost = true
+		j.end(true, nil, why+"; its status and output are not known")
+		s.keptEnd(j)
+		return s.jobs.keep(j), nil
+	}
+	end, err := s.tc.Expand(ctx, rec.Pane, "#{pane_pid} #{"+endOption+"}")
+	var cerr *tmux.CommandError
+	switch {
+	case errors.As(err, &cerr):
+		return gone("the pane is gone: closed, or its tmux server was restarted, while no tmcp followed the job")
+	case err != nil:
+		return nil, fmt.Errorf("looking up job %s of an earlier tmcp in pane %s: %w", rec.ID, rec.Pane, err)
+	}
+	pid, status, ok := parseEnd(end, tag)
+	if rec.PanePID != 0 && pid != rec.PanePID {
+		return gone(fmt.Sprintf("pane %s runs another process (pid %d, not %d): it was respawned, or its tmux server restarted, while no tmcp followed the job", rec.Pane, pid, rec.PanePID))
+	}
+	if !ok {
+		if front, known := s.shellInFront(ctx, rec.Pane); known && front {
+			// Ended: the helper's write of the status may still be on its way.
+			select {
+			case <-time.After(endSettle):
+			case <-ctx.Done():
+			}
+			if end, err = s.tc.Expand(ctx, rec.Pane, "#{pane_pid} #{"+endOption+"}"); err == nil {
+				_, status, ok = parseEnd(end, tag)
+			}
+			if !ok {
+				j.end(false, nil, "it ended while no tmcp followed it, and its shell could not leave its status (no tmux reachable from it)")
+				s.refill(ctx, j)
+				s.keptEnd(j)
+				return s.jobs.keep(j), nil
+			}
+		}
+	}
+	if ok {
+		j.end(false, &status, "")
+		s.refill(ctx, j)
+		s.keptEnd(j)
+		return s.jobs.keep(j), nil
+	}
+	return s.followAgain(ctx, j)
+}
+
+// followAgain follows a job of an earlier tmcp that still runs: its
+// output so far from the pane's history, the rest from the pane's stream.
+func (s *Service) followAgain(ctx context.Context, j *job) (*job, error) {
+	if holder := s.jobs.claim(j); holder != nil {
+		return holder, nil
+	}
+	stream, release, err := s.hub.Acquire(ctx, j.paneID, runLinger)
+	if err != nil {
+		s.jobs.abandon(j)
+		return nil, err
+	}
+	f := newFeed()
+	from, untap := stream.Tap(f.write)
+	s.refill(ctx, j)
+	j.onEnd = s.ended
+	go s.follow(j, stream, f, from, func() { untap(); release() })
+	return j, nil
+}
+
+// parseEnd reads "PID TAG STATUS", the pane's process and its end option;
+// ok says the option names job tag.
+func parseEnd(out []string, tag string) (pid, status int, ok bool) {
+	if len(out) == 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(out[0])
+	if len(f) > 0 {
+		pid, _ = strconv.Atoi(f[0])
+	}
+	if len(f) != 3 || f[1] != tag {
+		return pid, 0, false
+	}
+	status, err := strconv.Atoi(f[2])
+	return pid, status, err == nil
+}
+
+// refill takes an adopted job's output from the pane's history, where
+// the row of its typed line still is; otherwise the output is marked
+// lost. Once the job has ended, its output is taken for good.
+func (s *Service) refill(ctx context.Context, j *job) {
+	j.mu.Lock()
+	skip, running := !j.adopted || j.refilled, !j.finished
+	j.mu.Unlock()
+	if skip {
+		return
+	}
+	_, tag := j.mark()
+	rows, err := s.tc.CapturePane(ctx, j.paneID, tmux.CaptureOptions{History: true})
+	lines, found := outputInHistory(pane.TrimBlank(rows), tag, running)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.refilled = !running && err == nil
+	if err != nil || !found {
+		j.lost = j.lost || err == nil
+		return
+	}
+	j.tail = pane.NewTailBuffer(jobTailLines, jobTailBytes)
+	for _, l := range lines {
+		j.tail.AddPiece(l, false)
+	}
+}
+
+// historyNote says where an adopted job's output came from; j.mu is held.
+func (j *job) historyNote() string {
+	switch {
+	case !j.adopted:
+		return ""
+	case j.lost:
+		return "tmcp restarted since it ran, and the pane's history no longer holds the line that ran it: its output is lost"
+	}
+	return "tmcp restarted since it ran: its output is as the pane's history holds it"
+}
+
+// outputInHistory finds a job's output in a pane's rows: the rows after
+// the last one that holds the typed line of job tag (and, in fish, the
+// command's own row after it), up to the shell's next prompt, known by
+// the text before the typed line on its row, or to the last row (a job
+// that still runs, a prompt not drawn yet, or one with no text before
+// the typed line). found is false when no row holds the typed line.
+func outputInHistory(rows []string, tag string, running bool) (lines []string, found bool) {
+	at, col := -1, -1
+	for i := len(rows) - 1; i >= 0 && at < 0; i-- {
+		for _, opening := range []string{"(__tmcp " + tag + "&&", "__tmcp_r " + tag, "__tmcp " + tag} {
+			if k := strings.Index(rows[i], opening); k >= 0 && (col < 0 || k < col) {
+				at, col = i, k // the first on the row: the line's opening
+			}
+		}
+	}
+	if at < 0 {
+		return nil, false
+	}
+	prompt := rows[at][:col]
+	// A leading space kept the typed line out of history: not the prompt's.
+	if strings.HasSuffix(prompt, "  ") {
+		prompt = prompt[:len(prompt)-1]
+	}
+	start := at + 1
+	if rest := strings.TrimSpace(rows[at][col:]); !strings.Contains(rest, "&&") {
+		start++ // fish: the name of the job on its row, the command on the next
+	}
+	end := len(rows)
+	for i := start; i < end && !running && prompt != ""; i++ {
+		if strings.HasPrefix(rows[i], prompt) {
+			end = i // the prompt the shell came back to
+		}
+	}
+	if start >= end {
+		return []string{}, true
+	}
+	return rows[start:end], true
+}
+
+// joinReasons joins the reasons that are not empty.
+func joinReasons(reasons ...string) string {
+	var kept []string
+	for _, r := range reasons {
+		if r != "" {
+			kept = append(kept, r)
+		}
+	}
+	return strings.Join(kept, "; ")
+}

@@ -1,0 +1,50 @@
+package wait
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestOutputInHistory(t *testing.T) {
+	helperRow := "#  trap 'stty echo' INT;stty -echo;printf '\\033]133;R;tmcp-fd098\\007';IFS= read -r __tmcp_l"
+	cases := []struct {
+		name    string
+		rows    []string
+		running bool
+		want    []string
+		found   bool
+	}{
+		{"ended, back at the prompt",
+			[]string{helperRow, "# (__tmcp fd098&&(echo a; echo b));__tmcp fd098 $?", "a", "b", "# "}, false, []string{"a", "b"}, true},
+		{"ended, its prompt not drawn yet",
+			[]string{"# (__tmcp fd098&&(echo a; echo b));__tmcp fd098 $?", "a", "b"}, false, []string{"a", "b"}, true},
+		{"running, a line like the prompt is output",
+			[]string{"# (__tmcp fd098&&(echo a; sleep 9));__tmcp fd098 $?", "# a"}, true, []string{"# a"}, true},
+		{"running",
+			[]string{"# (__tmcp fd098&&(echo a; sleep 9));__tmcp fd098 $?", "a"}, true, []string{"a"}, true},
+		{"ended with no output",
+			[]string{"$ (__tmcp fd098&&(true));__tmcp fd098 $?", "$ "}, false, []string{}, true},
+		{"the person ran more since: cut at the next prompt",
+			[]string{"$ (__tmcp fd098&&(echo a));__tmcp fd098 $?", "a", "$ ls", "file", "$ "}, false, []string{"a"}, true},
+		{"kept out of history: a leading space",
+			[]string{"$  (__tmcp fd098&&(echo a));__tmcp fd098 $? -", "a", "$ "}, false, []string{"a"}, true},
+		{"the last of two runs of the same token's rows",
+			[]string{"$ (__tmcp fd098&&(echo old));__tmcp fd098 $?", "old", "$ (__tmcp fd098&&(echo new));__tmcp fd098 $?", "new", "$ "}, false, []string{"new"}, true},
+		{"handed over",
+			[]string{"$ __tmcp_r fd098&&(__tmcp fd098&&(__tmcp_x));__tmcp fd098 $? # for i in", "1", "2", "$ "}, false, []string{"1", "2"}, true},
+		{"fish: the job's name, then the command",
+			[]string{"root@vm /tmp#  __tmcp fd098", "root@vm /tmp# echo a", "a", "root@vm /tmp# "}, false, []string{"a"}, true},
+		{"fish, handed over",
+			[]string{"root@vm /tmp#  __tmcp_r fd098", `root@vm /tmp#  eval "$__tmcp_cmd" # for i`, "1", "root@vm /tmp# "}, false, []string{"1"}, true},
+		{"scrolled out of the history",
+			[]string{"a", "b", "$ "}, false, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, found := outputInHistory(c.rows, "fd098", c.running)
+			if found != c.found || !slices.Equal(got, c.want) {
+				t.Fatalf("outputInHistory = %q, %v; want %q, %v", got, found, c.want, c.found)
+			}
+		})
+	}
+}
