@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf8"
 )
 
 const (
 	// cursorVersion is the first byte of every encoded cursor, so the form
-	// can change without old cursors being misread.
-	cursorVersion = 1
+	// can change without old cursors being misread; anchoredVersion is
+	// that of a cursor with an Anchor, which follows the offset.
+	cursorVersion   = 1
+	anchoredVersion = 2
 	// maxPaneIDLen bounds the pane id a cursor may carry; tmux ids are "%N".
 	maxPaneIDLen = 64
 	// maxCursorLen bounds the text ParseCursor will decode: the longest
-	// cursor is a version, a 64-byte id and three varints, base64 encoded.
+	// cursor is a version, a 64-byte id and four varints, base64 encoded.
 	maxCursorLen = 128
 )
 
@@ -31,17 +34,40 @@ type Cursor struct {
 	PaneID     string
 	Generation uint64
 	Offset     int64
+	// Anchor is the [LineHash] of the last whole line before Offset, or
+	// zero: what finds the cursor's place in the pane's history once its
+	// stream is gone (tmcp restarted).
+	Anchor uint32
+}
+
+// LineHash is a line's anchor: a hash of its text without trailing
+// spaces, as the line is decoded and as tmux's history shows it. It is
+// never zero.
+func LineHash(line string) uint32 {
+	line = strings.TrimRight(line, " ")
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(line); i++ {
+		h = (h ^ uint32(line[i])) * 16777619
+	}
+	return max(h, 1)
 }
 
 // String returns the cursor as a short URL-safe string that
 // [ParseCursor] reads back.
 func (c Cursor) String() string {
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(c.PaneID))
-	b = append(b, cursorVersion)
+	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(c.PaneID))
+	version := byte(cursorVersion)
+	if c.Anchor != 0 {
+		version = anchoredVersion
+	}
+	b = append(b, version)
 	b = binary.AppendUvarint(b, uint64(len(c.PaneID)))
 	b = append(b, c.PaneID...)
 	b = binary.AppendUvarint(b, c.Generation)
 	b = binary.AppendUvarint(b, uint64(c.Offset))
+	if c.Anchor != 0 {
+		b = binary.AppendUvarint(b, uint64(c.Anchor))
+	}
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -65,8 +91,9 @@ func ParseCursor(s string) (Cursor, error) {
 	if len(b) == 0 { // base64 skips newlines, so "\n" decodes to nothing
 		return bad("empty")
 	}
-	if b[0] != cursorVersion {
-		return bad("unknown version %d", b[0])
+	version := b[0]
+	if version != cursorVersion && version != anchoredVersion {
+		return bad("unknown version %d", version)
 	}
 	b = b[1:]
 	n, k := binary.Uvarint(b)
@@ -96,8 +123,16 @@ func ParseCursor(s string) (Cursor, error) {
 		return bad("offset %d out of range", off)
 	}
 	c.Offset = int64(off)
-	if len(b) > k {
-		return bad("%d trailing bytes", len(b)-k)
+	b = b[k:]
+	if version == anchoredVersion {
+		anchor, k := binary.Uvarint(b)
+		if k <= 0 || anchor == 0 || anchor > math.MaxUint32 {
+			return bad("truncated or bad anchor")
+		}
+		c.Anchor, b = uint32(anchor), b[k:]
+	}
+	if len(b) > 0 {
+		return bad("%d trailing bytes", len(b))
 	}
 	// Only one string may stand for a cursor (no padded varints).
 	if c.String() != s {

@@ -16,6 +16,8 @@ func TestCursorRoundTrips(t *testing.T) {
 		{PaneID: "%4294967295", Generation: math.MaxUint64, Offset: math.MaxInt64},
 		{PaneID: strings.Repeat("p", maxPaneIDLen), Generation: 7, Offset: 1 << 40},
 		{PaneID: "pané", Generation: 2, Offset: 1},
+		{PaneID: "%3", Generation: 9, Offset: 77, Anchor: LineHash("build ok")},
+		{PaneID: "%3", Generation: 9, Offset: 77, Anchor: math.MaxUint32},
 	}
 	for _, c := range tests {
 		s := c.String()
@@ -30,7 +32,7 @@ func TestCursorRoundTrips(t *testing.T) {
 }
 
 func TestCursorLengthStaysUnderTheBound(t *testing.T) {
-	c := Cursor{PaneID: strings.Repeat("p", maxPaneIDLen), Generation: math.MaxUint64, Offset: math.MaxInt64}
+	c := Cursor{PaneID: strings.Repeat("p", maxPaneIDLen), Generation: math.MaxUint64, Offset: math.MaxInt64, Anchor: math.MaxUint32}
 	if n := len(c.String()); n > maxCursorLen {
 		t.Errorf("longest cursor has %d characters; maxCursorLen is %d", n, maxCursorLen)
 	}
@@ -48,7 +50,10 @@ func TestParseCursorRefusesMalformedStrings(t *testing.T) {
 		{"standard base64 padding", valid + "==", "not base64url"},
 		{"a newline base64 would skip", valid[:4] + "\n" + valid[4:], "canonical"},
 		{"too long", strings.Repeat("A", maxCursorLen+1), "longer than any cursor"},
-		{"unknown version", enc([]byte{2, 2, '%', '3', 1, 99}), "unknown version 2"},
+		{"unknown version", enc([]byte{3, 2, '%', '3', 1, 99}), "unknown version 3"},
+		{"anchored with no anchor", enc([]byte{2, 2, '%', '3', 1, 99}), "bad anchor"},
+		{"anchored with anchor zero", enc([]byte{2, 2, '%', '3', 1, 99, 0}), "bad anchor"},
+		{"anchor past 32 bits", enc([]byte{2, 2, '%', '3', 1, 99, 0x80, 0x80, 0x80, 0x80, 0x10}), "bad anchor"},
 		{"truncated", valid[:len(valid)-2], "truncated"},
 		{"only a version", enc([]byte{1}), "truncated pane id length"},
 		{"empty pane id", Cursor{Generation: 1}.String(), "pane id length 0"},
@@ -93,4 +98,13 @@ func FuzzCursor(f *testing.F) {
 			t.Errorf("ParseCursor(%q) = %+v, which encodes as %q; two strings name one cursor", garbage, got, got.String())
 		}
 	})
+}
+
+func TestLineHashIgnoresTrailingSpacesAndIsNeverZero(t *testing.T) {
+	if LineHash("make: done") != LineHash("make: done   ") {
+		t.Error("trailing spaces change a line's hash: tmux's history may keep them or not")
+	}
+	if LineHash("a") == LineHash("b") || LineHash("") == 0 {
+		t.Errorf("LineHash: a %d, b %d, empty %d", LineHash("a"), LineHash("b"), LineHash(""))
+	}
 }
