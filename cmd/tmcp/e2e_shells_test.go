@@ -84,10 +84,20 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 						t.Errorf("%s: the line that handed the helper over stays on screen: %q", name, screen)
 					}
 				}
+				// exit ends the command, not the shell, in fish too (it runs
+				// the command in itself): the same process runs the next one.
+				panePID := paneFormat(srv, pane, "#{pane_pid}")
+				var fishPID string
 				if shell == "fish" {
-					run("echo before; false", "1", "before")
-				} else {
-					run("echo before; exit 3", "3", "before")
+					_, fishPID = s.runCmd(map[string]any{"paneId": pane, "command": "echo $fish_pid", "timeoutSeconds": 15})
+				}
+				run("echo before; exit 3", "3", "before")
+				if shell == "fish" {
+					run("begin; exit 4; end; echo not-reached", "4", "")
+					run("echo $fish_pid", "0", fishPID)
+				}
+				if now := paneFormat(srv, pane, "#{pane_pid} #{pane_dead}"); now != panePID+" 0" {
+					t.Fatalf("%s: after exit 3 the pane's process and deadness are %q, want %s alive", name, now, panePID)
 				}
 				if shell == "fish" {
 					run("for i in 1 2\n  echo line $i\nend", "0", "line 1\nline 2")

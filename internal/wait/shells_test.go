@@ -93,10 +93,33 @@ func TestRunCommandInEveryShell(t *testing.T) {
 				}
 			}
 
-			if !fish {
-				typed("echo before; exit 3", false, "3", "before")
-			} else {
-				typed("echo before; false", false, "1", "before")
+			// exit ends the command, not the shell: in fish too, where the
+			// command runs in the shell itself.
+			pane := func() string {
+				return strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{pane_pid} #{pane_dead}"))
+			}
+			shell := pane()
+			var fishPID string
+			if fish {
+				fishPID = f.runIn(id, "echo $fish_pid", false).Lines[0]
+			}
+			typed("echo before; exit 3", false, "3", "before")
+			if fish {
+				typed("false; exit; echo not-reached", false, "1")
+				typed("begin; echo in-block; exit 4; end; echo not-reached", false, "4", "in-block")           // handed over: a block
+				typed("exit foo; echo went-on $status", false, "0", "exit: foo: invalid integer", "went-on 2") // as fish's: it ends nothing
+				typed("echo $fish_pid", false, "0", fishPID)
+				// Between runs exit is fish's own again.
+				file := filepath.Join(t.TempDir(), "exit")
+				f.srv.Must("send-keys", "-t", id, " functions -q exit; echo $status >"+file+".part; mv "+file+".part "+file, "Enter")
+				var b []byte
+				tmuxtest.WaitFor(5*time.Second, func() bool { b, _ = os.ReadFile(file); return b != nil })
+				if strings.TrimSpace(string(b)) != "1" {
+					t.Errorf("after the runs fish has an exit function (functions -q exit: %q), want its builtin alone", b)
+				}
+			}
+			if now := pane(); now != shell {
+				t.Fatalf("after exit 3 the pane's process and deadness are %q, want %q: the shell alive", now, shell)
 			}
 			multi := "for i in 1 2\ndo\n  echo line $i\ndone"
 			if fish {

@@ -42,7 +42,10 @@ import (
 //
 // fish is not a POSIX shell: its helper hooks fish's own preexec and
 // postexec events, and a run types "__tmcp 1a2b3c" on a line of its own
-// (a leading space keeps it out of fish's history), then the command.
+// (a leading space keeps it out of fish's history), then the command. The
+// command runs in the pane's fish itself, so cd and set -g act on it;
+// during the run, exit is a function of the helper's that ends the
+// command rather than the shell (fishExit).
 
 // shellFamily is how run_command speaks to a shell.
 type shellFamily int
@@ -102,11 +105,40 @@ const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "
 // fishHelper: "__tmcp TOKEN" names the next command's job; fish's preexec
 // and postexec events mark its start and its end with $status. __tmcp_r
 // reads a command handed over through the terminal and names its job.
+// While a job runs, exit is __tmcp_exit (fishExit), unless the person has
+// an exit function of their own.
 const fishHelper = ` function __tmcp; set -g __tmcp_next $argv[1]; end` +
-	`; function __tmcp_c --on-event fish_preexec; set -q __tmcp_next; or return; set -g __tmcp_job $__tmcp_next; set -e __tmcp_next; printf '\e]133;C;tmcp-%s\a' $__tmcp_job; end` +
-	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job; set -q TMUX_PANE; and command tmux set -pt $TMUX_PANE @tmcp_end "$__tmcp_job $s" >/dev/null 2>&1 &; disown 2>/dev/null; set -e __tmcp_job; end` +
+	`; function __tmcp_c --on-event fish_preexec; set -q __tmcp_next; or return; set -g __tmcp_job $__tmcp_next; set -e __tmcp_next` +
+	`; if not functions -q exit; functions -c __tmcp_exit exit; set -g __tmcp_shadow; end; printf '\e]133;C;tmcp-%s\a' $__tmcp_job; end` +
+	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return` +
+	`; set -q __tmcp_shadow; and functions -e exit; set -e __tmcp_shadow; set -q __tmcp_status; and set s $__tmcp_status; set -e __tmcp_status` +
+	`; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job` +
+	`; set -q TMUX_PANE; and command tmux set -pt $TMUX_PANE @tmcp_end "$__tmcp_job $s" >/dev/null 2>&1 &; disown 2>/dev/null; set -e __tmcp_job; end` +
 	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while true; set -l l (head -n 1); test "$l" = .; and break; set -a parts $l; end; stty echo` +
-	`; set -g __tmcp_cmd (printf %b (string join '' $parts) | string collect); set -g __tmcp_next $argv[1]; end`
+	`; set -g __tmcp_cmd (printf %b (string join '' $parts) | string collect); set -g __tmcp_next $argv[1]; end` +
+	fishExit
+
+// fishExit is what exit does in a command run in fish, which runs in the
+// pane's own shell: where fish's exit would end that shell, it ends the
+// command instead, as exit ends a POSIX subshell. It keeps the status for
+// the end mark (the last command's with no argument; 255 for a number
+// past 0 to 255, where fish's own would clamp or fail) and sends fish its
+// own SIGINT, the one way a function can stop the rest of the command
+// line: fish then reads the next line as after C-c, with $status 130. It
+// never calls fish's exit there, which would end the shell: for a word
+// that is no number or for more than one it prints fish's error line and
+// returns 2, ending nothing, as fish's does. In a file being sourced
+// fish's exit ends that file only, so there it is fish's own (the stack
+// trace's words are translated, hence "_").
+const fishExit = `; function __tmcp_exit; set -l s $status` +
+	`; if status stack-trace | string match -q -- (string split %ls -- (_ 'from sourcing file %ls'\n))[1]'*'; builtin exit $argv; return; end` +
+	`; if contains -- -h $argv; or contains -- --help $argv; builtin exit --help; return; end` +
+	`; set -l a $argv; set -l i (contains -i -- -- $a); and set -e a[$i]` +
+	`; if set -q a[2]; echo 'exit: too many arguments' >&2; return 2; else if set -q a[1]` +
+	`; set s (string trim -- $a | string replace -r '^\+?0*(?=[0-9])' ''); string match -qr '^-?[0-9]+$' -- "$s"` +
+	`; or begin; printf 'exit: %s: invalid integer\n' $a >&2; return 2; end` +
+	`; string match -qr '^[0-9]{1,3}$' -- $s; and test $s -le 255; or set s 255; end` +
+	`; set -g __tmcp_status $s; command kill -s INT $fish_pid; end`
 
 // bootstrapLine is what tmcp types, once per shell, to hand the shell its
 // helper: with echo off it reads one line and runs it, after its R mark
