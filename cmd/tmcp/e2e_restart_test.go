@@ -141,3 +141,46 @@ func TestAnUnusableJobFileIsSetAsideAndReported(t *testing.T) {
 		t.Fatalf("the new job file (%v) does not hold job %s: %s", err, job.JobID, data)
 	}
 }
+
+func TestACursorReadsOnAfterTmcpRestarts(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	first := startTMCP(t, srv, "")
+	start, _ := first.since(map[string]any{"paneId": pane})
+	tmuxOne(srv, "send-keys", "-t", pane, "-l", "printf 'one\\ntwo\\n'")
+	tmuxOne(srv, "send-keys", "-t", pane, "Enter")
+	waitScreen(t, srv, pane, "two", func(rows []string) bool { return hasLine(rows, "two") })
+	read, _ := first.since(map[string]any{"cursor": start.Cursor})
+	killTMCP(t, first)
+
+	tmuxOne(srv, "send-keys", "-t", pane, "-l", "printf 'three\\nfour\\n'")
+	tmuxOne(srv, "send-keys", "-t", pane, "Enter")
+	waitScreen(t, srv, pane, "four", func(rows []string) bool { return hasLine(rows, "four") })
+	second := startTMCP(t, srv, "")
+	res := second.call("capture_since", map[string]any{"cursor": read.Cursor})
+	r := replyFields[sinceOut](t, "capture_since", res)
+	text := allText(res)
+	if r.Reset || !strings.Contains(text, "three\nfour") || strings.Contains(text, "two") || !strings.Contains(r.Reason, "history") {
+		t.Fatalf("capture_since with a cursor of a killed tmcp: reset %v reason %q text %q; want what came after the cursor (three, four) from the pane's history, nothing before it", r.Reset, r.Reason, text)
+	}
+	// And on from there, by the new tmcp's stream.
+	tmuxOne(srv, "send-keys", "-t", pane, "-l", "echo five")
+	tmuxOne(srv, "send-keys", "-t", pane, "Enter")
+	waitScreen(t, srv, pane, "five", func(rows []string) bool { return hasLine(rows, "five") })
+	res = second.call("capture_since", map[string]any{"cursor": r.Cursor})
+	if r := replyFields[sinceOut](t, "capture_since", res); r.Reset || !strings.Contains(allText(res), "five") || strings.Contains(allText(res), "four") {
+		t.Fatalf("capture_since with the new cursor: reset %v text %q; want five and nothing before it", r.Reset, allText(res))
+	}
+
+	// A cursor whose line the history lost is answered afresh.
+	tmuxOne(srv, "send-keys", "-t", pane, "-l", "clear")
+	tmuxOne(srv, "send-keys", "-t", pane, "Enter")
+	waitPrompt(t, srv, pane)
+	tmuxOne(srv, "clear-history", "-t", pane)
+	killTMCP(t, second)
+	third := startTMCP(t, srv, "")
+	if r := replyFields[sinceOut](t, "capture_since", third.call("capture_since", map[string]any{"cursor": read.Cursor})); !r.Reset || !strings.Contains(r.Reason, "no longer holds") {
+		t.Fatalf("capture_since with a cursor whose line is gone: reset %v reason %q; want a reset that says the history lost it", r.Reset, r.Reason)
+	}
+}

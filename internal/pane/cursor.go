@@ -19,7 +19,7 @@ const (
 	// maxPaneIDLen bounds the pane id a cursor may carry; tmux ids are "%N".
 	maxPaneIDLen = 64
 	// maxCursorLen bounds the text ParseCursor will decode: the longest
-	// cursor is a version, a 64-byte id and four varints, base64 encoded.
+	// cursor is a version, a 64-byte id and five varints, base64 encoded.
 	maxCursorLen = 128
 )
 
@@ -38,6 +38,9 @@ type Cursor struct {
 	// zero: what finds the cursor's place in the pane's history once its
 	// stream is gone (tmcp restarted).
 	Anchor uint32
+	// PanePID is the pane's process as the cursor was made, kept with an
+	// anchor: a pane respawned since is not read on from its history.
+	PanePID int
 }
 
 // LineHash is a line's anchor: a hash of its text without trailing
@@ -55,7 +58,7 @@ func LineHash(line string) uint32 {
 // String returns the cursor as a short URL-safe string that
 // [ParseCursor] reads back.
 func (c Cursor) String() string {
-	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(c.PaneID))
+	b := make([]byte, 0, 1+5*binary.MaxVarintLen64+len(c.PaneID))
 	version := byte(cursorVersion)
 	if c.Anchor != 0 {
 		version = anchoredVersion
@@ -67,6 +70,7 @@ func (c Cursor) String() string {
 	b = binary.AppendUvarint(b, uint64(c.Offset))
 	if c.Anchor != 0 {
 		b = binary.AppendUvarint(b, uint64(c.Anchor))
+		b = binary.AppendUvarint(b, uint64(max(c.PanePID, 0)))
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -130,6 +134,11 @@ func ParseCursor(s string) (Cursor, error) {
 			return bad("truncated or bad anchor")
 		}
 		c.Anchor, b = uint32(anchor), b[k:]
+		pid, k := binary.Uvarint(b)
+		if k <= 0 || pid > math.MaxInt32 {
+			return bad("truncated or bad pane process")
+		}
+		c.PanePID, b = int(pid), b[k:]
 	}
 	if len(b) > 0 {
 		return bad("%d trailing bytes", len(b))

@@ -16,8 +16,8 @@ func TestCursorRoundTrips(t *testing.T) {
 		{PaneID: "%4294967295", Generation: math.MaxUint64, Offset: math.MaxInt64},
 		{PaneID: strings.Repeat("p", maxPaneIDLen), Generation: 7, Offset: 1 << 40},
 		{PaneID: "pané", Generation: 2, Offset: 1},
-		{PaneID: "%3", Generation: 9, Offset: 77, Anchor: LineHash("build ok")},
-		{PaneID: "%3", Generation: 9, Offset: 77, Anchor: math.MaxUint32},
+		{PaneID: "%3", Generation: 9, Offset: 77, Anchor: LineHash("build ok"), PanePID: 4242},
+		{PaneID: "%3", Generation: 9, Offset: 77, Anchor: math.MaxUint32, PanePID: math.MaxInt32},
 	}
 	for _, c := range tests {
 		s := c.String()
@@ -32,7 +32,7 @@ func TestCursorRoundTrips(t *testing.T) {
 }
 
 func TestCursorLengthStaysUnderTheBound(t *testing.T) {
-	c := Cursor{PaneID: strings.Repeat("p", maxPaneIDLen), Generation: math.MaxUint64, Offset: math.MaxInt64, Anchor: math.MaxUint32}
+	c := Cursor{PaneID: strings.Repeat("p", maxPaneIDLen), Generation: math.MaxUint64, Offset: math.MaxInt64, Anchor: math.MaxUint32, PanePID: math.MaxInt32}
 	if n := len(c.String()); n > maxCursorLen {
 		t.Errorf("longest cursor has %d characters; maxCursorLen is %d", n, maxCursorLen)
 	}
@@ -52,7 +52,8 @@ func TestParseCursorRefusesMalformedStrings(t *testing.T) {
 		{"too long", strings.Repeat("A", maxCursorLen+1), "longer than any cursor"},
 		{"unknown version", enc([]byte{3, 2, '%', '3', 1, 99}), "unknown version 3"},
 		{"anchored with no anchor", enc([]byte{2, 2, '%', '3', 1, 99}), "bad anchor"},
-		{"anchored with anchor zero", enc([]byte{2, 2, '%', '3', 1, 99, 0}), "bad anchor"},
+		{"anchored with anchor zero", enc([]byte{2, 2, '%', '3', 1, 99, 0, 1}), "bad anchor"},
+		{"anchored with no pane process", enc([]byte{2, 2, '%', '3', 1, 99, 7}), "bad pane process"},
 		{"anchor past 32 bits", enc([]byte{2, 2, '%', '3', 1, 99, 0x80, 0x80, 0x80, 0x80, 0x10}), "bad anchor"},
 		{"truncated", valid[:len(valid)-2], "truncated"},
 		{"only a version", enc([]byte{1}), "truncated pane id length"},

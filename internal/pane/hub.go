@@ -141,6 +141,7 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		return nil, fmt.Errorf("pane %s is dead (%s)", paneID, info.Death())
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
+	s.pid = info.PID
 	if o := h.observed(); o != nil {
 		o.Streaming(s, info)
 	}

@@ -26,6 +26,7 @@ import (
 type Stream struct {
 	paneID string
 	gen    uint64
+	pid    int // the pane's process as the stream began, if known
 
 	mu           sync.Mutex
 	ring         *Ring
@@ -275,7 +276,30 @@ func (s *Stream) Closed() (closed bool, reason string) {
 // Cursor returns a cursor at the end of the stream: reading from it gives
 // only what the pane writes next.
 func (s *Stream) Cursor() Cursor {
-	return Cursor{PaneID: s.paneID, Generation: s.gen, Offset: s.End()}
+	return s.CursorAt(s.End())
+}
+
+// anchorScan is how far back from a cursor's offset the stream is read
+// for the line to anchor it on.
+const anchorScan = 8 << 10
+
+// CursorAt returns a cursor at offset off of the stream, anchored on the
+// last whole line the stream still holds before off (none if there is
+// none within anchorScan bytes).
+func (s *Stream) CursorAt(off int64) Cursor {
+	c := Cursor{PaneID: s.paneID, Generation: s.gen, Offset: off, PanePID: s.pid}
+	from := max(off-anchorScan, 0)
+	data, _, missed := s.ReadFrom(from, int(off-from))
+	dec := NewDecoder(from + missed)
+	dec.Decode(data, func(ev Event) {
+		if ev.Kind == EventLine && !ev.Cut && ev.Offset <= off {
+			c.Anchor = LineHash(ev.Text)
+		}
+	})
+	if c.Anchor == 0 {
+		c.PanePID = 0
+	}
+	return c
 }
 
 // ReadFrom reads the held bytes from offset off, as [Ring.ReadFrom] does.

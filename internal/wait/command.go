@@ -439,7 +439,7 @@ func (w *commandWait) finish(stream *pane.Stream, start time.Time) CommandResult
 		off = w.endAt
 		w.ends.note(w.req.PaneID, stream.Generation(), w.endAt)
 	}
-	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
+	r.Cursor = stream.CursorAt(off).String()
 	r.Elapsed = time.Since(start)
 	return r
 }

@@ -38,7 +38,7 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 	}
 	stream := s.hub.Stream(c.PaneID)
 	if stream == nil || stream.Generation() != c.Generation {
-		return s.fresh(ctx, c.PaneID, "the cursor's stream has ended (tmcp restarted, the pane was respawned or closed, or it was not read for a while)", maxLines, maxBytes)
+		return s.continued(ctx, c, "the cursor's stream has ended (tmcp restarted, the pane was respawned or closed, or it was not read for a while)", maxLines, maxBytes)
 	}
 	// Reading a stream keeps it going for another linger period.
 	if _, release, err := s.hub.Acquire(ctx, c.PaneID, streamLinger); err == nil {
@@ -77,9 +77,9 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 	r.Lines, r.Partial, r.Truncation = boundWithPartial(tail, dec.Partial(), maxLines, maxBytes)
 	// Continue from the end of the last whole line, so the unfinished one
 	// comes back whole once it is finished.
-	r.Cursor = pane.Cursor{PaneID: c.PaneID, Generation: c.Generation, Offset: lineEnd}.String()
+	r.Cursor = stream.CursorAt(lineEnd).String()
 	if r.Partial == "" {
-		r.Cursor = pane.Cursor{PaneID: c.PaneID, Generation: c.Generation, Offset: next}.String()
+		r.Cursor = stream.CursorAt(next).String()
 	}
 	if info.AlternateOn {
 		r.AlternateScreen = true
@@ -87,6 +87,59 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 			return SinceResult{}, err
 		}
 	}
+	return r, nil
+}
+
+// continued answers a cursor whose stream has ended from the pane's
+// history: the rows after the last one that is the cursor's anchor line,
+// the last row the unfinished line when the pane's cursor is on it. With
+// no anchor, or none of the rows the anchor line, the pane is read afresh
+// (why says why the cursor's stream is gone).
+func (s *Service) continued(ctx context.Context, c pane.Cursor, why string, maxLines, maxBytes int) (SinceResult, error) {
+	if c.Anchor == 0 {
+		return s.fresh(ctx, c.PaneID, why, maxLines, maxBytes)
+	}
+	stream, release, err := s.hub.Acquire(ctx, c.PaneID, streamLinger)
+	if err != nil {
+		return SinceResult{}, err
+	}
+	defer release()
+	// Taken before the history is read: a line written meanwhile may come
+	// twice, once from the history and once from the stream, but never not.
+	end := stream.End()
+	info, err := s.tc.PaneInfo(ctx, c.PaneID)
+	if err != nil {
+		return SinceResult{}, err
+	}
+	rows, err := s.tc.CapturePane(ctx, c.PaneID, tmux.CaptureOptions{History: true})
+	if err != nil {
+		return SinceResult{}, err
+	}
+	rows = pane.TrimBlank(rows)
+	at := -1
+	if info.PID != c.PanePID {
+		return s.fresh(ctx, c.PaneID, why+"; the pane runs another process than when the cursor was made", maxLines, maxBytes)
+	}
+	for i := len(rows) - 1; i >= 0 && at < 0 && !info.AlternateOn; i-- {
+		if pane.LineHash(rows[i]) == c.Anchor {
+			at = i
+		}
+	}
+	if at < 0 {
+		return s.fresh(ctx, c.PaneID, why+", and the pane's history no longer holds the cursor's last line", maxLines, maxBytes)
+	}
+	lines, partial := rows[at+1:], ""
+	if len(lines) > 0 && info.CursorX > 0 {
+		partial, lines = lines[len(lines)-1], lines[:len(lines)-1]
+	}
+	tail := pane.NewTailBuffer(jobTailLines, jobTailBytes)
+	next := pane.Cursor{PaneID: c.PaneID, Generation: stream.Generation(), Offset: end, Anchor: c.Anchor, PanePID: c.PanePID}
+	for _, l := range lines {
+		tail.Add(l)
+		next.Anchor = pane.LineHash(l)
+	}
+	r := SinceResult{Cursor: next.String(), Reason: why + ": what follows the cursor is read from the pane's history"}
+	r.Lines, r.Partial, r.Truncation = boundWithPartial(tail, partial, maxLines, maxBytes)
 	return r, nil
 }
 

@@ -493,7 +493,7 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 	if w.endAt > 0 {
 		off = w.endAt
 	}
-	r.Cursor = pane.Cursor{PaneID: w.req.PaneID, Generation: stream.Generation(), Offset: off}.String()
+	r.Cursor = stream.CursorAt(off).String()
 	// The call's own context: what is left of its budget past the wait. A
 	// wait that noticed its end too late (a flood kept it busy) has none.
 	if r.Outcome != OutcomeMatched && r.Outcome != OutcomeCancelled && ctx.Err() == nil {
