@@ -142,6 +142,7 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
 	s.pid = info.PID
+	s.onFlood = func() { h.followFlood(s) }
 	if o := h.observed(); o != nil {
 		o.Streaming(s, info)
 	}

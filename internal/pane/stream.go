@@ -32,6 +32,8 @@ type Stream struct {
 	ring         *Ring
 	lost         int64
 	lostAt       int64 // where the stream ended at the last loss
+	skips        int64 // times a flood followed through the history may have skipped rows
+	skippedAt    int64 // where the stream ended at the last such time
 	closed       bool
 	reason       string
 	disconnected bool          // closed because the connection to tmux broke
@@ -41,6 +43,15 @@ type Stream struct {
 	recent       [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
 	nRecent      int
 	prompt       *PromptTracker // the shell's marks, over every byte written
+
+	// A flood is followed through tmux's history (flood.go): onFlood
+	// starts that, once meter says the pane floods, unless a holder
+	// needs every byte (exact).
+	meter     floodMeter
+	onFlood   func()
+	following bool
+	exact     int
+	needAll   chan struct{} // a token when exact becomes positive while following
 }
 
 // recentWrites writes are remembered with their time, at most one per
@@ -67,7 +78,8 @@ type tap struct{ fn func([]byte) }
 // taken on one is never read against another. The stream keeps the last
 // ringSize bytes, or [DefaultRingSize] if ringSize is not positive.
 func NewStream(paneID string, generation uint64, ringSize int) *Stream {
-	return &Stream{paneID: paneID, gen: generation, ring: NewRing(ringSize), prompt: NewPromptTracker(0), done: make(chan struct{})}
+	return &Stream{paneID: paneID, gen: generation, ring: NewRing(ringSize), prompt: NewPromptTracker(0), done: make(chan struct{}),
+		needAll: make(chan struct{}, 1)}
 }
 
 // PaneID returns the id of the pane, such as "%3".
@@ -90,6 +102,10 @@ func (s *Stream) Write(p []byte) {
 	}
 	now := time.Now()
 	s.noteWriteLocked(now)
+	if s.meter.add(len(p), now) && !s.following && s.exact == 0 && s.onFlood != nil {
+		s.following = true
+		go s.onFlood()
+	}
 	s.ring.Write(p)
 	s.prompt.Write(p, now)
 	for t := range s.taps {
@@ -263,7 +279,25 @@ func (s *Stream) LostBytes() int64 {
 func (s *Stream) LostAfter(off int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lost > 0 && s.lostAt >= off
+	return s.lost > 0 && s.lostAt >= off || s.skips > 0 && s.skippedAt >= off
+}
+
+// skip records that rows of a flood followed through tmux's history may
+// have scrolled past unseen (flood.go). Unlike [Stream.Lost], it does not
+// end waits: they go on with the rows the history still holds.
+func (s *Stream) skip() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.skips++
+	s.skippedAt = s.ring.End()
+}
+
+// Skips returns how many times rows may have been skipped while a flood
+// was followed through tmux's history.
+func (s *Stream) Skips() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.skips
 }
 
 // Closed reports whether the stream has ended, and why.

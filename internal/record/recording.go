@@ -229,7 +229,10 @@ func (r *recording) attach(s *pane.Stream, release func()) {
 	r.mu.Unlock()
 	// Tapped without r.mu held: the tap runs with the stream locked and
 	// takes r.mu, so r.mu is never held while the stream is locked here.
-	_, untap := s.Tap(r.output)
+	// A recording keeps every byte: no flood is followed through the history.
+	exact := s.Exact()
+	_, tapped := s.Tap(r.output)
+	untap := func() { tapped(); exact() }
 	r.mu.Lock()
 	oldUntap, oldRelease := r.untap, r.release
 	r.stream, r.untap, r.release, r.carry = s, untap, release, nil

@@ -79,6 +79,9 @@ type watcher struct {
 	// resumed is set once the pane's output has been resumed for this
 	// watcher: a %pause before then answers an earlier mute, not a lag.
 	resumed atomic.Bool
+	// held is set while the watcher has the pane's output paused (see
+	// Client.HoldOutput): a %pause then is its own, not a lag.
+	held    atomic.Bool
 	pane    string
 	session string
 	client  *controlClient
@@ -138,6 +141,37 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 	w.resumed.Store(true)
 	var once sync.Once
 	return func() { once.Do(func() { s.unwatch(pane, w) }) }, nil
+}
+
+// HoldOutput pauses (hold) or continues the output of a streamed pane to
+// tmcp. Held, the pane writes at full speed, as if nobody watched it, and
+// what it writes until it is continued never reaches the stream's fn:
+// tmcp reads it from tmux's history instead. Once HoldOutput returns, fn
+// has had all the output tmux sent before the hold.
+func (c *Client) HoldOutput(ctx context.Context, pane string, hold bool) error {
+	return c.streams.hold(ctx, pane, hold)
+}
+
+func (s *streamSet) hold(ctx context.Context, pane string, hold bool) error {
+	ctx, cancel := s.c.bound(ctx)
+	defer cancel()
+	s.mu.Lock()
+	w := s.watchers[pane]
+	if w == nil || w.client == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("pane %s is not streamed", pane)
+	}
+	w.held.Store(hold)
+	cc := w.client
+	s.mu.Unlock()
+	verb := paneResume
+	if hold {
+		verb = paneMute
+	}
+	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + verb}); err != nil {
+		return fmt.Errorf("holding the output of pane %s: %w", pane, err)
+	}
+	return nil
 }
 
 // client returns the output client for a session, attaching one if needed.
@@ -231,7 +265,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		return
 	}
 	s.mu.Unlock()
-	if ev.Paused && !w.resumed.Load() {
+	if ev.Paused && (!w.resumed.Load() || w.held.Load()) {
 		return
 	}
 	w.fn(ev)

@@ -355,3 +355,52 @@ func TestTheCommandClientTimesAPanesFirstOutputThenMutesIt(t *testing.T) {
 	default:
 	}
 }
+
+// TestHoldOutputStopsAWatchedPanesOutputUntilLetGo: while a watched pane
+// is held, tmux sends tmcp none of what it writes, and no pause of it
+// reaches the watcher as a loss; once let go, its output flows again.
+func TestHoldOutputStopsAWatchedPanesOutputUntilLetGo(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	var data, pauses atomic.Int64
+	stop, err := c.Watch(context.Background(), "%0", "$0", func(ev OutputEvent) {
+		switch {
+		case ev.Paused:
+			pauses.Add(1)
+		case len(ev.Data) > 0:
+			data.Add(int64(len(ev.Data)))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := c.HoldOutput(context.Background(), "%0", true); err != nil {
+		t.Fatal(err)
+	}
+	held := data.Load()
+	srv.Must("send-keys", "-t", "%0", "seq 1 20000 | sed s/^/held-/", "Enter")
+	waitRow := func(row string) {
+		t.Helper()
+		if !tmuxtest.WaitFor(10*time.Second, func() bool {
+			return strings.Contains(srv.Must("capture-pane", "-p", "-t", "%0"), row)
+		}) {
+			t.Fatalf("the pane never showed %s", row)
+		}
+	}
+	waitRow("held-20000")
+	if n := data.Load() - held; n != 0 || pauses.Load() != 0 {
+		t.Fatalf("while held the watcher got %d bytes and %d pauses, want none", n, pauses.Load())
+	}
+	if err := c.HoldOutput(context.Background(), "%0", false); err != nil {
+		t.Fatal(err)
+	}
+	srv.Must("send-keys", "-t", "%0", "echo let-go", "Enter")
+	waitRow("let-go")
+	if !tmuxtest.WaitFor(5*time.Second, func() bool { return data.Load() > held }) {
+		t.Fatal("once let go the watcher got nothing of the pane's output")
+	}
+	if err := c.HoldOutput(context.Background(), "%9", true); err == nil {
+		t.Error("HoldOutput of a pane nobody streams: no error")
+	}
+}

@@ -172,11 +172,12 @@ func (s *Service) followAgain(ctx context.Context, j *job) (*job, error) {
 		s.jobs.abandon(j)
 		return nil, err
 	}
+	exact := stream.Exact()
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	s.refill(ctx, j)
 	j.onEnd = s.ended
-	go s.follow(j, stream, f, from, func() { untap(); release() })
+	go s.follow(j, stream, f, from, func() { untap(); exact(); release() })
 	return j, nil
 }
 

@@ -185,6 +185,8 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 	defer release()
 	// The marks seen up to here; the ring and the tap give what follows.
 	known := stream.Prompt()
+	// Its marks are in the bytes: a flood is not to be followed through the history.
+	defer stream.Exact()()
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	defer untap()

@@ -155,9 +155,10 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		return runResult{}, notTyped(ctx, err)
 	}
 	s.kept(j)
+	exact := stream.Exact() // the job's marks are in its bytes
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
-	go s.follow(j, stream, f, from, func() { untap(); release() })
+	go s.follow(j, stream, f, from, func() { untap(); exact(); release() })
 
 	if err := s.send(ctx, req.PaneID, j, info, t, stream); err != nil {
 		if !unanswered(ctx, err) || errors.Is(err, tmux.ErrNotSent) {

@@ -133,6 +133,9 @@ type textWait struct {
 	// unfinished is the deciding line when it had no newline yet: it ends
 	// the output tail.
 	unfinished string
+	// skipsAtStart is the stream's skips as the wait began: more by its
+	// end, and a flood was followed through the history meanwhile.
+	skipsAtStart int64
 }
 
 // WaitForText waits until the pane writes a line matching a pattern (or
@@ -228,6 +231,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		decoder = pane.NewDecoderOnAltScreen
 	}
 	lostAtStart := stream.LostBytes()
+	w.skipsAtStart = stream.Skips()
 
 	switch {
 	case early == stream:
@@ -484,6 +488,9 @@ func excerpt(line string, re *regexp.Regexp) string {
 // finish completes the result: tail, cursor, screen on a miss.
 func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, start time.Time) TextResult {
 	r := w.res
+	if stream.Skips() > w.skipsAtStart && r.Reason == "" {
+		r.Reason = "the pane flooded: tmcp followed it through tmux's history, so lines that scrolled past between two looks were not seen"
+	}
 	if w.unfinished != "" {
 		w.tail.Add(w.unfinished)
 	}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// floodThenMark floods a pane with 60 MB of x on one line, then writes
+// FLOOD-END on a line of its own: far faster than anyone reads.
+const floodThenMark = "head -c 60000000 /dev/zero | tr '\\0' x; echo; echo FLOOD-END"
+
+func TestAWatchedFloodIsFollowedThroughTheHistory(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+	before, _ := s.since(map[string]any{"paneId": pane})
+	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"^FLOOD-END$"}, "regex": true, "timeoutSeconds": 40})
+	srv.Must("send-keys", "-t", pane, floodThenMark, "Enter")
+	r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	if r.Outcome != "matched" || r.Matched != "FLOOD-END" || !strings.Contains(r.Reason, "flooded") {
+		t.Fatalf("wait_for_text on a 60 MB flood: outcome %s matched %q reason %q; want FLOOD-END matched, the flood followed through the history", r.Outcome, r.Matched, r.Reason)
+	}
+
+	// What scrolled past between two looks is counted, never silently gone.
+	lost, text := s.sinceLoss(map[string]any{"cursor": before.Cursor, "maxLines": 3})
+	if !lost.OutputLost || !strings.Contains(text, "FLOOD-END") {
+		t.Errorf("capture_since across the flood: outputLost %v text %s; want output lost counted, and FLOOD-END", lost.OutputLost, describe(text))
+	}
+
+	// Once the pane is calm its bytes flow again, every one of them.
+	waitPrompt(t, srv, pane)
+	after, _ := s.since(map[string]any{"paneId": pane})
+	srv.Must("send-keys", "-t", pane, "seq 1 3 | sed s/^/after-/", "Enter")
+	waitScreen(t, srv, pane, "after-3", func(rows []string) bool { return hasLine(rows, "after-3") })
+	calm, text := s.sinceLoss(map[string]any{"cursor": after.Cursor})
+	if calm.OutputLost || !strings.Contains(text, "after-1\nafter-2\nafter-3") {
+		t.Errorf("capture_since after the flood: outputLost %v text %s; want after-1 to after-3, nothing lost", calm.OutputLost, describe(text))
+	}
+}
+
+func TestAJobThatFloodsItsPaneKeepsEveryByte(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+	const bytes = 30000000
+	r, text := s.runCmd(map[string]any{"paneId": pane, "command": "head -c 30000000 /dev/zero | tr '\\0' x; echo; echo job-end",
+		"timeoutSeconds": 40, "maxLines": 1})
+	if !r.Finished || status(r.ExitStatus) != "0" || r.OutputLost || text != "job-end" || r.TotalBytes < bytes {
+		t.Fatalf("run_command of a 30 MB flood: finished %v status %s lost %v totalBytes %d last %s; want every byte taken, status 0, job-end",
+			r.Finished, status(r.ExitStatus), r.OutputLost, r.TotalBytes, describe(text))
+	}
+}
