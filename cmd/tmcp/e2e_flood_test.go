@@ -54,3 +54,24 @@ func TestAJobThatFloodsItsPaneKeepsEveryByte(t *testing.T) {
 			r.Finished, status(r.ExitStatus), r.OutputLost, r.TotalBytes, describe(text))
 	}
 }
+
+func TestABusyLogIsFollowedByteForByte(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+	before, _ := s.since(map[string]any{"paneId": pane})
+	ch := s.async("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"^LOG-END$"}, "regex": true, "timeoutSeconds": 30})
+	// 1,000 lines of 100 bytes every 0.1 s for 3 s: about 1 MB/s, a busy build.
+	srv.Must("send-keys", "-t", pane, "for i in $(seq 1 30); do head -c 99000 /dev/zero | tr '\\0' y | fold -w 99; echo; sleep 0.1; done; echo LOG-END", "Enter")
+	r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res)
+	if r.Outcome != "matched" || strings.Contains(r.Reason, "flooded") {
+		t.Fatalf("wait_for_text on a 1 MB/s log: outcome %s reason %q; want matched, byte for byte", r.Outcome, r.Reason)
+	}
+	// 3 MB is past the ring: the bytes it no longer holds are counted
+	// apart (missedBytes); none was skipped or dropped by tmux.
+	got, _ := s.sinceLoss(map[string]any{"cursor": before.Cursor, "maxLines": 1})
+	if got.OutputLost || got.MissedBytes+int64(got.DroppedLines+1)*100 < 3000000 {
+		t.Errorf("capture_since across the log: outputLost %v, %d lines dropped from the reply, %d bytes missed; want nothing lost, 3 MB of lines in all", got.OutputLost, got.DroppedLines, got.MissedBytes)
+	}
+}
