@@ -76,7 +76,8 @@ type waitTextOut struct {
 }
 
 type channelWaitOut struct {
-	Outcome string `json:"outcome"`
+	Outcome   string   `json:"outcome"`
+	Signalled []string `json:"signalled"`
 	waitTiming
 }
 
@@ -1327,6 +1328,42 @@ func TestWaitForChannelIsWokenBySignalChannel(t *testing.T) {
 	}
 	if took := res.at.Sub(signalled); took > 2*time.Second {
 		t.Errorf("wait_for_channel returned %v after the signal, want at once", took)
+	}
+}
+
+func TestWaitForChannelTakesSeveralChannels(t *testing.T) {
+	t.Parallel()
+	f := newWaitFixture(t)
+	s := f.s
+	// a,b: the first signalled decides, and the other's wait-for ends too.
+	ch := s.async("wait_for_channel", map[string]any{"channel": "tests-pass,tests-fail", "timeoutSeconds": 20})
+	other := channelWaiter(t, s, "tests-pass")
+	channelWaiter(t, s, "tests-fail")
+	s.call("signal_channel", map[string]any{"channel": "tests-fail"})
+	r := decodeFields[channelWaitOut](t, "wait_for_channel", awaitCall(t, "wait_for_channel", ch).res)
+	if r.Outcome != "signalled" || !slices.Equal(r.Signalled, []string{"tests-fail"}) {
+		t.Errorf("wait_for_channel tests-pass,tests-fail after tests-fail: %+v, want signalled [tests-fail]", r)
+	}
+	if !tmuxtest.WaitFor(settle, func() bool { return ended(other) }) {
+		t.Errorf("the wait-for of the channel not signalled (pid %d) still runs", other)
+	}
+	// a+b: each must be.
+	ch = s.async("wait_for_channel", map[string]any{"channel": "built+deployed", "timeoutSeconds": 20})
+	channelWaiter(t, s, "built")
+	channelWaiter(t, s, "deployed")
+	s.call("signal_channel", map[string]any{"channel": "built"})
+	select {
+	case res := <-ch:
+		t.Fatalf("wait_for_channel built+deployed answered with only built signalled: %s", allText(res.res))
+	case <-time.After(300 * time.Millisecond):
+	}
+	s.call("signal_channel", map[string]any{"channel": "deployed"})
+	r = decodeFields[channelWaitOut](t, "wait_for_channel", awaitCall(t, "wait_for_channel", ch).res)
+	if r.Outcome != "signalled" || !slices.Equal(r.Signalled, []string{"built", "deployed"}) {
+		t.Errorf("wait_for_channel built+deployed: %+v, want signalled [built deployed]", r)
+	}
+	if msg := s.fail("wait_for_channel", map[string]any{"channel": "a,b+c"}); !strings.Contains(msg, "commas") {
+		t.Errorf("wait_for_channel a,b+c: %q, want a refusal that says how to separate them", msg)
 	}
 }
 

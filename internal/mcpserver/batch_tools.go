@@ -39,11 +39,11 @@ var batchNames = map[Tier]string{
 func (s *Server) batchTools(reg *batchRegistry) []toolDef {
 	defs := []toolDef{
 		define(&mcp.Tool{Name: batchNames[ReadOnly], Annotations: readOnly(),
-			Description: "Run read-only tool calls in order, to the first failure; no waits."}, reg.batch(ReadOnly)),
+			Description: "Run read-only tool calls in order, until one fails; no waits."}, reg.batch(ReadOnly)),
 		define(&mcp.Tool{Name: batchNames[Mutating], Annotations: mutating(false),
-			Description: "Run read-only or mutating tool calls in order, to the first failure; no waits."}, reg.batch(Mutating)),
+			Description: "Run read-only or mutating tool calls in order, until one fails; no waits."}, reg.batch(Mutating)),
 		define(&mcp.Tool{Name: batchNames[Destructive], Annotations: destructive(),
-			Description: "Run tool calls of any tier in order, to the first failure; no waits."}, reg.batch(Destructive)),
+			Description: "Run tool calls of any tier in order, until one fails; no waits."}, reg.batch(Destructive)),
 	}
 	for _, d := range defs {
 		// "arguments" is any object; saying additionalProperties: true

@@ -46,7 +46,7 @@ func (s *Server) bufferTools() []toolDef {
 		define(&mcp.Tool{Name: "delete_buffer", Annotations: destructive(),
 			Description: "Delete a paste buffer."}, s.deleteBuffer),
 		define(&mcp.Tool{Name: "list_servers", Annotations: readOnly(),
-			Description: "This user's tmux sockets: live or stale, sessions, the one tmcp uses."}, s.listServers),
+			Description: "This user's tmux sockets: live or stale, sessions, tmcp's own."}, s.listServers),
 	}
 }
 

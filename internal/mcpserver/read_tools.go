@@ -24,7 +24,7 @@ func (s *Server) readTools() []toolDef {
 		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly(),
 			Description: "A pane's command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
 		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly(),
-			Description: "A pane's screen as text; history: true or a negative startLine reads scrollback."}, s.capturePane),
+			Description: "A pane's screen as text; history: true or startLine < 0 reads scrollback."}, s.capturePane),
 		define(&mcp.Tool{Name: "display_message", Annotations: readOnly(),
 			Description: "Expand a tmux format; #(), E: and T: refused."}, s.displayMessage),
 	}

@@ -34,7 +34,7 @@ func (s *Server) waitTools() []toolDef {
 		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly(),
 			Description: "Wait until the command in a pane (at a prompt: the next) ends: status, duration, output. Needs shell marks (tmcp init); paneIds, mode as wait_for_text."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly(),
-			Description: "Wait until a wait-for channel is signalled (signal_channel, or wait-for -S in a pane). Call again to wait longer."}, s.waitForChannel),
+			Description: "Wait until a wait-for channel is signalled (signal_channel, or wait-for -S in a pane); a,b: first; a+b: all. Call again to wait longer."}, s.waitForChannel),
 		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating(false),
 			Description: "Signal a wait-for channel."}, s.signalChannel),
 		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly(),
@@ -477,7 +477,8 @@ type channelIn struct {
 }
 
 type channelOut struct {
-	Outcome string `json:"outcome" jsonschema:"signalled, timeout, server_gone, connection_lost or cancelled"`
+	Outcome   string   `json:"outcome" jsonschema:"signalled, timeout, server_gone, connection_lost or cancelled"`
+	Signalled []string `json:"signalled,omitempty" jsonschema:"the channels signalled, in order"`
 	waitTiming
 }
 
@@ -487,7 +488,7 @@ func (s *Server) waitForChannel(ctx context.Context, req *mcp.CallToolRequest, i
 	if err != nil {
 		return nil, channelOut{}, explain("waiting on channel "+in.Channel, err)
 	}
-	return nil, channelOut{Outcome: r.Outcome, waitTiming: timing(r.Elapsed, t)}, nil
+	return nil, channelOut{Outcome: r.Outcome, Signalled: r.Signalled, waitTiming: timing(r.Elapsed, t)}, nil
 }
 
 type signalIn struct {

@@ -166,6 +166,25 @@ func TestWaitForChannel(t *testing.T) {
 	if got := f.s.Clamp(99999, time.Second); !got.Clamped || got.Duration != 30*time.Second {
 		t.Fatalf("Clamp above the ceiling: %+v", got)
 	}
+	// Several: the first of any, or each of all.
+	go f.whileWaiting("any2", func() { _, _ = f.srv.Tmux("wait-for", "-S", "any2") })
+	r, err = f.s.WaitForChannel(context.Background(), "any1,any2", Timeout{Duration: 5 * time.Second}, nil)
+	if err != nil || r.Outcome != ChannelSignalled || !slices.Equal(r.Signalled, []string{"any2"}) {
+		t.Fatalf("any1,any2 with any2 signalled: %+v %v", r, err)
+	}
+	go f.whileWaiting("all2", func() {
+		_, _ = f.srv.Tmux("wait-for", "-S", "all2")
+		_, _ = f.srv.Tmux("wait-for", "-S", "all1")
+	})
+	r, err = f.s.WaitForChannel(context.Background(), "all1+all2", Timeout{Duration: 5 * time.Second}, nil)
+	if slices.Sort(r.Signalled); err != nil || r.Outcome != ChannelSignalled || !slices.Equal(r.Signalled, []string{"all1", "all2"}) {
+		t.Fatalf("all1+all2 with both signalled: %+v %v", r, err)
+	}
+	go f.whileWaiting("half1", func() { _, _ = f.srv.Tmux("wait-for", "-S", "half1") })
+	r, err = f.s.WaitForChannel(context.Background(), "half1+half2", Timeout{Duration: 500 * time.Millisecond}, nil)
+	if err != nil || r.Outcome != ChannelTimeout || !slices.Equal(r.Signalled, []string{"half1"}) {
+		t.Fatalf("half1+half2 with half1 signalled: %+v %v, want a timeout naming half1", r, err)
+	}
 	go f.whileWaiting("ch3", f.srv.Kill)
 	r, err = f.s.WaitForChannel(context.Background(), "ch3", Timeout{Duration: 5 * time.Second}, nil)
 	if err != nil || r.Outcome != ChannelServerGone {
@@ -188,4 +207,39 @@ func (f *fixture) whileWaiting(channel string, do func()) {
 		return false
 	})
 	do()
+}
+
+func TestParseChannels(t *testing.T) {
+	many := strings.Repeat("c,", maxChannels) + "last"
+	for i := 0; i <= maxChannels; i++ {
+		many = strings.Replace(many, "c,", "c"+strconv.Itoa(i)+",", 1)
+	}
+	cases := []struct {
+		spec string
+		want []string
+		all  bool
+		err  string
+	}{
+		{"build", []string{"build"}, false, ""},
+		{"a,b", []string{"a", "b"}, false, ""},
+		{"a+b+c", []string{"a", "b", "c"}, true, ""},
+		{"a,a,b", []string{"a", "b"}, false, ""},
+		{"a,b+c", nil, false, "commas"},
+		{"", nil, false, "channel"},
+		{",", nil, false, "channel"},
+		{"a,bad name", nil, false, "bad name"},
+		{many, nil, false, "at most"},
+	}
+	for _, c := range cases {
+		got, all, err := ParseChannels(c.spec)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseChannels(%q) = %v, %v; want an error saying %q", c.spec, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || all != c.all || !slices.Equal(got, c.want) {
+			t.Errorf("ParseChannels(%q) = %v, all %v, %v; want %v, all %v", c.spec, got, all, err, c.want, c.all)
+		}
+	}
 }
