@@ -181,6 +181,18 @@ func (s *Service) followAgain(ctx context.Context, j *job) (*job, error) {
 	return j, nil
 }
 
+// recordedEnd returns the status the job's shell left in the pane's
+// endOption, if the option names the job.
+func (s *Service) recordedEnd(ctx context.Context, j *job) (status int, ok bool) {
+	_, tag := j.mark()
+	out, err := s.tc.Expand(ctx, j.paneID, "#{pane_pid} #{"+endOption+"}")
+	if err != nil {
+		return 0, false
+	}
+	_, status, ok = parseEnd(out, tag)
+	return status, ok
+}
+
 // parseEnd reads "PID TAG STATUS", the pane's process and its end option;
 // ok says the option names job tag.
 func parseEnd(out []string, tag string) (pid, status int, ok bool) {

@@ -448,9 +448,10 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			defer t.Stop()
 			lostEnd = t.C
 		}
-		if r.interrupted && lostEnd == nil {
+		if (r.interrupted || j.adopted) && lostEnd == nil {
 			// The key may have cut the shell's end mark off as well: it
-			// writes it in front, where the key reaches it too.
+			// writes it in front, where the key reaches it too. A job of
+			// an earlier tmcp may have ended before this one followed it.
 			lookEvery = interruptLookEvery
 			t := time.NewTicker(lookEvery)
 			defer t.Stop()
@@ -506,6 +507,19 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			// look has had time to arrive.
 			if inFront++; !known || !front {
 				inFront = 0
+			}
+			// Where the foreground cannot be seen (a remote host), a job of
+			// an earlier tmcp asks its pane's option at every look.
+			if inFront >= 2 || !known && j.adopted {
+				ctx, cancel := context.WithTimeout(context.Background(), lookEvery)
+				status, recorded := s.recordedEnd(ctx, j)
+				cancel()
+				if recorded {
+					// The shell left the status in the pane's option: the end
+					// mark went by unseen (dropped, or before this tmcp).
+					j.end(false, &status, "")
+					return
+				}
 			}
 			if inFront >= 2 {
 				reason := "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost"
