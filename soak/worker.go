@@ -61,6 +61,9 @@ type worker struct {
 	segs     []segment
 	synced   bool // cursor and segs describe the pane exactly
 	needFill bool // a new pane: its stream is to be filled first
+	// needIdle: tmcp restarted, and a command started before may still
+	// run in the pane; nothing is checked before it has ended.
+	needIdle bool
 	n        int
 	victim   chan *victim
 }
@@ -106,29 +109,43 @@ func (w *worker) loop(ctx context.Context) {
 	defer w.s.wg.Done()
 	defer w.s.recoverPanic(fmt.Sprintf("worker %d", w.idx))
 	for w.s.running(ctx) {
-		select {
-		case v := <-w.victim:
-			if v.take() {
-				if !w.beVictim(ctx, v) {
-					return
-				}
-			}
-			continue
-		default:
+		if !w.s.gate.enter(ctx, w.s.stopping) {
+			return
 		}
-		w.step(ctx)
+		goOn := w.turn(ctx)
+		w.s.gate.leave()
+		if !goOn {
+			return
+		}
 	}
+}
+
+// turn does one step, or is the killer's victim if it asked. It reports
+// false if the worker has no pane to go on with.
+func (w *worker) turn(ctx context.Context) bool {
+	select {
+	case v := <-w.victim:
+		if v.take() {
+			return w.beVictim(ctx, v)
+		}
+		return true
+	default:
+	}
+	w.step(ctx)
+	return true
 }
 
 // step does one operation, chosen at random, or resynchronises first.
 func (w *worker) step(ctx context.Context) {
 	switch {
+	case w.needIdle:
+		w.awaitIdle(ctx)
+		return
 	case !w.synced:
 		// First, so that a new pane's stream lingers and keeps the fill.
 		w.resync(ctx)
 		return
-	case w.needFill:
-		w.fill(ctx)
+	case w.needFill && w.fill(ctx, false):
 		return
 	}
 	w.n++
@@ -163,11 +180,28 @@ func (w *worker) pendingLines() int {
 // fill fills the pane's stream to its ring's capacity with one long
 // output, checked, so that the memory tmcp holds for the pane is at its
 // designed bound from the start and a leak is not hidden by rings filling.
-func (w *worker) fill(ctx context.Context) {
+//
+// Only fillSlots panes fill at once. With wait false, fill returns false
+// at once if none is free, and the worker does other steps meanwhile; it
+// reports true once it has tried.
+func (w *worker) fill(ctx context.Context, wait bool) bool {
+	select {
+	case w.s.fills <- struct{}{}:
+	default:
+		if !wait {
+			return false
+		}
+		select {
+		case w.s.fills <- struct{}{}:
+		case <-ctx.Done():
+			return true
+		}
+	}
+	defer func() { <-w.s.fills }()
 	r, ok := w.run(ctx, fmt.Sprintf("seq 1 %d", fillLines), 0)
 	w.synced = false // the cursor is taken again after the long output
 	if !ok {
-		return
+		return true
 	}
 	w.needFill = false
 	if got, _ := r.num("totalBytes"); got != fillBytes {
@@ -179,6 +213,26 @@ func (w *worker) fill(ctx context.Context) {
 	}
 	w.checkRun(r, want, make([]string, fillLines), 0, fillLines-500)
 	w.segs = nil
+	return true
+}
+
+// awaitIdle waits for the pane's shell to be back at its prompt: it runs
+// a command that prints nothing until the pane takes it. The output of a
+// command from before tmcp restarted is then all in, and a cursor taken
+// afterwards sees none of it.
+func (w *worker) awaitIdle(ctx context.Context) {
+	r := w.s.c.call(ctx, "run_command", w.pane, map[string]any{"paneId": w.pane, "command": "true", "timeoutSeconds": runTimeout}, w.s.c.waitBound(runTimeout))
+	switch st, _ := r.num("exitStatus"); {
+	case r.Kind == errNotAtPrompt:
+		w.s.st.note("a pane still ran a command from before the tmcp restart")
+		w.s.sleep(ctx, 10*errorPause)
+	case !r.ok():
+		w.failed(r)
+	case !r.flag("finished") || st != 0:
+		w.wrong(r, "finished=%v exitStatus=%v for true", r.flag("finished"), r.Fields["exitStatus"])
+	default:
+		w.needIdle, w.synced = false, false
+	}
 }
 
 // resync takes a fresh capture cursor once no disturbance is under way.
@@ -208,9 +262,12 @@ func (w *worker) failed(r reply) {
 	w.s.sleep(context.Background(), errorPause)
 }
 
-// wrong records a wrong answer.
+// wrong records a wrong answer, unless a restart of tmux made it.
 func (w *worker) wrong(r reply, format string, args ...any) {
 	w.synced = false
+	if w.s.excusedAnswer(r) {
+		return
+	}
 	w.s.st.fail("wrong", "%s: %s; reply %s", r.describe(), fmt.Sprintf(format, args...), r.fieldsBrief())
 }
 
@@ -256,10 +313,14 @@ func (w *worker) run(ctx context.Context, command string, maxLines int) (reply, 
 	if !r.flag("timedOut") {
 		return r, true
 	}
-	if !w.s.stop.overlaps(r.Start, r.End) {
-		w.s.st.fail("slow", "%s: %q still running after %ds", r.describe(), command, runTimeout)
-	} else {
+	switch {
+	case w.s.stop.overlaps(r.Start, r.End):
 		w.s.st.note("run_command timed out across the stop of tmux")
+	case w.s.excusedAnswer(r):
+		w.synced = false
+		return r, false
+	default:
+		w.s.st.fail("slow", "%s: %q still running after %ds", r.describe(), command, runTimeout)
 	}
 	return w.collect(ctx, r.str("jobId"), command, maxLines)
 }
@@ -346,6 +407,7 @@ func (w *worker) waitReady(ctx context.Context, withCursor bool) {
 		w.wrong(d, "a detached run gave jobId=%q running=%v finished=%v", job, d.flag("running"), d.flag("finished"))
 		return
 	}
+	w.s.noteJob(job, word)
 	args := map[string]any{"paneId": w.pane, "patterns": []string{word}, "timeoutSeconds": readyTimeout}
 	if cursor != "" {
 		args["cursor"] = cursor
