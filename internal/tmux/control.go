@@ -304,15 +304,24 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	select {
 	case c.writes <- r:
 	case <-c.done:
-		if lost, _ := c.lost(); lost && c.remote {
-			return nil, errors.Join(errClosed, ErrConnectionLost)
-		}
-		return nil, errClosed
+		return nil, c.closedErr()
 	case <-ctx.Done():
 		return nil, notSent(args, ctx.Err())
 	}
 	select {
 	case <-r.done:
+	case <-c.done:
+		// Queued for a writer that has stopped, or put in the queue as the
+		// client ended: nobody will take it, so it never reached tmux.
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return nil, c.closedErr()
+		}
+		// Taken by the writer: it, or the reader, ends it.
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, noAnswer(args, ctx.Err())
+		}
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(queued, abandoned) {
 			return nil, notSent(args, ctx.Err())
@@ -326,6 +335,15 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 		return nil, &CommandError{Args: args, Message: strings.Join(r.body, "; ")}
 	}
 	return r.body, nil
+}
+
+// closedErr is the error of a command that never reached tmux because
+// the client ended: errClosed, and a lost connection if it was one.
+func (c *controlClient) closedErr() error {
+	if lost, _ := c.lost(); lost && c.remote {
+		return errors.Join(errClosed, ErrConnectionLost)
+	}
+	return errClosed
 }
 
 // writeLoop sends queued commands in order, posted ones before a command
