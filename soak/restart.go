@@ -48,7 +48,7 @@ func (s *soak) disrupter(ctx context.Context, events []disruption) {
 // made again, and the workers go on with them.
 func (s *soak) restartTmux(ctx context.Context) {
 	rs := s.restarts.begin(tmuxRestart)
-	defer s.restarts.end(rs)
+	defer s.restarts.end(rs) // when it failed
 	drained := s.gate.shut()
 	defer s.gate.open()
 
@@ -93,12 +93,23 @@ func (s *soak) restartTmux(ctx context.Context) {
 		w.pane, w.synced, w.needFill, w.segs = p.workers[i], false, true, nil
 	}
 	s.usePanes(p)
+	panesMade := time.Since(made)
+	// From here on calls are judged as ever; the workers are held back
+	// until the set-up is done again.
+	s.restarts.end(rs)
+	s.setUpAgain(ctx, rs)
+	rs.remade = fmt.Sprintf("%d panes made again in %.1fs, warmed up in %.1fs more", len(p.workers)+2, panesMade.Seconds(), (time.Since(made) - panesMade).Seconds())
+}
+
+// setUpAgain warms the workers up again after a restart, and starts the
+// flood again, as the soak's set-up did.
+func (s *soak) setUpAgain(ctx context.Context, rs *restart) {
+	s.warmUp(ctx)
 	if s.cfg.Flood {
 		if err := s.startFlood(ctx); err != nil {
-			s.st.fail("restart", "tmux restart: %v", err)
+			s.st.fail("restart", "%s: %v", rs.kind, err)
 		}
 	}
-	rs.remade = fmt.Sprintf("%d panes made again in %.1fs", len(p.workers)+2, time.Since(made).Seconds())
 }
 
 // awaitDrain waits for the steps in flight at a restart to end, and
@@ -152,6 +163,7 @@ func (s *soak) restartTmcp(ctx context.Context) {
 		return
 	}
 	s.c.cs.Store(in.cs)
+	s.restarts.end(rs) // calls from here on go to the new tmcp
 	a := s.c.call(ctx, "list_sessions", "", map[string]any{}, s.c.nonWait())
 	rs.first = fmt.Sprintf("list_sessions, the first call after the restart, %s in %.2fs", outcome(a), a.latency().Seconds())
 	if !a.ok() {
@@ -159,12 +171,19 @@ func (s *soak) restartTmcp(ctx context.Context) {
 	}
 	// The new tmcp knows no cursor of the old one, and its streams are
 	// empty: each worker waits for its pane's shell, takes a cursor again
-	// and fills its pane's stream.
+	// and fills its pane's stream, the flood quiet meanwhile.
 	for _, w := range s.workers {
 		w.needIdle, w.synced, w.needFill, w.segs = true, false, true, nil
 	}
-	rs.remade = fmt.Sprintf("%d panes to fill again", len(s.workers))
-	s.restarts.end(rs)
+	warm := time.Now()
+	if s.cfg.Flood {
+		q := s.c.call(ctx, "send_keys", s.floodPane, map[string]any{"paneId": s.floodPane, "keys": "C-c", "enter": false}, s.c.nonWait())
+		if !q.ok() {
+			s.judgeError(q)
+		}
+	}
+	s.setUpAgain(ctx, rs)
+	rs.remade = fmt.Sprintf("%d panes warmed up again in %.1fs", len(s.workers), time.Since(warm).Seconds())
 	s.gate.open()
 	rs.jobs = s.jobsAfter(ctx, jobs)
 }

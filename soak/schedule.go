@@ -159,10 +159,13 @@ func (rs *restarts) begin(kind string) *restart {
 	return r
 }
 
-// end records that calls can go on after r.
+// end records that calls can go on after r, unless that is recorded
+// already.
 func (rs *restarts) end(r *restart) {
 	rs.mu.Lock()
-	r.to = time.Now()
+	if r.to.IsZero() {
+		r.to = time.Now()
+	}
 	rs.mu.Unlock()
 }
 

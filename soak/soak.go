@@ -35,7 +35,7 @@ const (
 	teardownLimit = 30 * time.Second
 	// fillSlots is how many panes fill their streams at once: a hundred
 	// at once are more output than tmux passes on within a run's wait.
-	fillSlots = 8
+	fillSlots = 4
 	// recentJobs is how many of the workers' detached jobs are kept, to
 	// be asked after tmcp restarts.
 	recentJobs = 8
@@ -518,7 +518,9 @@ func (s *soak) startFlood(ctx context.Context) error {
 }
 
 // warmUp has every pane streamed, filled and run once, so the baseline
-// counts what tmcp keeps while it works.
+// counts what tmcp keeps while it works. It is done again after each
+// restart, the flood quiet, as at first: filling is many times slower
+// while a pane floods.
 func (s *soak) warmUp(ctx context.Context) {
 	if s.cfg.SerialStart {
 		for _, w := range s.workers {
@@ -533,7 +535,7 @@ func (s *soak) warmUp(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			defer s.recoverPanic(fmt.Sprintf("warm-up of worker %d", w.idx))
-			for try := 0; try < 6 && !w.ready(); try++ {
+			for try := 0; try < 10 && !w.ready(); try++ {
 				if w.synced && w.needFill {
 					w.fill(ctx, true)
 				} else {

@@ -15,6 +15,11 @@ const (
 	// runTimeout is the wait of an ordinary run_command: far more than
 	// its commands need, so a timeout means something is wrong.
 	runTimeout = 30
+	// fillTimeout is the wait of the run that fills a pane's stream, the
+	// ceiling on waits (wait.DefaultCeiling): its 1.3 MB pass through tmux
+	// as fast as tmux takes them, which with a hundred panes beside it was
+	// over 30 s here.
+	fillTimeout = 45
 	// readyTimeout bounds the wait for a detached command's line.
 	readyTimeout = 15
 	// victimTimeout is the wait of a call on a pane about to be killed:
@@ -165,8 +170,9 @@ func (w *worker) step(ctx context.Context) {
 	}
 }
 
-// ready reports whether the worker's pane is filled and its cursor known.
-func (w *worker) ready() bool { return w.synced && !w.needFill }
+// ready reports whether the worker's pane is idle, filled and its cursor
+// known.
+func (w *worker) ready() bool { return !w.needIdle && w.synced && !w.needFill }
 
 // pendingLines counts the lines capture_since must return next time.
 func (w *worker) pendingLines() int {
@@ -198,7 +204,7 @@ func (w *worker) fill(ctx context.Context, wait bool) bool {
 		}
 	}
 	defer func() { <-w.s.fills }()
-	r, ok := w.run(ctx, fmt.Sprintf("seq 1 %d", fillLines), 0)
+	r, ok := w.run(ctx, fmt.Sprintf("seq 1 %d", fillLines), fillTimeout, 0)
 	w.synced = false // the cursor is taken again after the long output
 	if !ok {
 		return true
@@ -275,7 +281,7 @@ func (w *worker) wrong(r reply, format string, args ...any) {
 func (w *worker) echo(ctx context.Context) {
 	status := w.rng.Intn(8)
 	tok := fmt.Sprintf("tok-%d-%d-ok", w.idx, w.n)
-	r, ok := w.run(ctx, fmt.Sprintf("echo %s; exit %d", tok, status), 0)
+	r, ok := w.run(ctx, fmt.Sprintf("echo %s; exit %d", tok, status), runTimeout, 0)
 	if ok {
 		w.checkRun(r, []string{tok}, []string{tok}, status, 0)
 	}
@@ -291,21 +297,21 @@ func (w *worker) seq(ctx context.Context) {
 	if w.rng.Intn(2) == 0 {
 		maxLines, want = 0, full[seqLines-500:] // run_command keeps the last 500 by default
 	}
-	r, ok := w.run(ctx, fmt.Sprintf("seq 1 %d", seqLines), maxLines)
+	r, ok := w.run(ctx, fmt.Sprintf("seq 1 %d", seqLines), runTimeout, maxLines)
 	if ok {
 		w.checkRun(r, want, full, 0, seqLines-len(want))
 	}
 }
 
 // run runs a command and returns its finished reply, collecting with
-// get_job a run that outlasted its wait. ok is false when the call failed
-// (it is judged already).
-func (w *worker) run(ctx context.Context, command string, maxLines int) (reply, bool) {
-	args := map[string]any{"paneId": w.pane, "command": command, "timeoutSeconds": runTimeout}
+// get_job a run that outlasted its wait of timeout seconds. ok is false
+// when the call failed (it is judged already).
+func (w *worker) run(ctx context.Context, command string, timeout, maxLines int) (reply, bool) {
+	args := map[string]any{"paneId": w.pane, "command": command, "timeoutSeconds": timeout}
 	if maxLines > 0 {
 		args["maxLines"] = maxLines
 	}
-	r := w.s.c.call(ctx, "run_command", w.pane, args, w.s.c.waitBound(runTimeout))
+	r := w.s.c.call(ctx, "run_command", w.pane, args, w.s.c.waitBound(float64(timeout)))
 	if !r.ok() {
 		w.failed(r)
 		return r, false
@@ -320,7 +326,7 @@ func (w *worker) run(ctx context.Context, command string, maxLines int) (reply, 
 		w.synced = false
 		return r, false
 	default:
-		w.s.st.fail("slow", "%s: %q still running after %ds", r.describe(), command, runTimeout)
+		w.s.st.fail("slow", "%s: %q still running after %ds", r.describe(), command, timeout)
 	}
 	return w.collect(ctx, r.str("jobId"), command, maxLines)
 }
@@ -343,6 +349,9 @@ func (w *worker) collect(ctx context.Context, job, command string, maxLines int)
 		if g.flag("finished") {
 			return g, true
 		}
+	}
+	if g.Tool == "" {
+		return g, false // the soak ended before a get_job was made
 	}
 	w.wrong(g, "job %s of %q still not finished", job, command)
 	return g, false
