@@ -139,6 +139,7 @@ type soak struct {
 	closed  bool      // the last tmcp is closed: a restart must not start one
 	jobs    []jobCheck
 	jobsSeq int
+	skipped []string // the disruptions not done: the soak's time was short
 }
 
 func (s *soak) running(ctx context.Context) bool {
@@ -331,6 +332,9 @@ wait:
 	}
 	sum.stop = s.stopRep
 	sum.restarts = s.restarts.done()
+	s.mu.Lock()
+	sum.skipped = s.skipped
+	s.mu.Unlock()
 	sum.interrupted = s.interrupted()
 	sum.early = sum.elapsed < cfg.Duration
 

@@ -20,6 +20,7 @@ type summary struct {
 	early       bool // the calls ended before their time: a crash, a failed set-up
 	stop        stopReport
 	restarts    []restart
+	skipped     []string // disruptions not done for want of time
 	samples     []sample
 	// panesMade and warmUp are how long making the panes took, and then
 	// filling their streams and running each once.
@@ -190,9 +191,6 @@ func (s *summary) reasons() []string {
 			out = append(out, fmt.Sprintf("%s grew: %d at the end, over the limit %d (%s; %d once warmed up)", l.name, l.end, l.limit, l.rule, l.warm))
 		}
 	}
-	if !s.stop.done && s.cfg.StopFor > 0 {
-		out = append(out, "the tmux server was never stopped")
-	}
 	done := map[string]int{}
 	for _, r := range s.restarts {
 		if r.failed == "" {
@@ -202,11 +200,18 @@ func (s *summary) reasons() []string {
 			out = append(out, fmt.Sprintf("a call in flight when tmux was killed ended %.2fs later (bound %.1fs)", r.slowest.Seconds(), (commandDeadline+s.cfg.Slack).Seconds()))
 		}
 	}
+	short := ""
+	if len(s.skipped) > 0 {
+		short = " (the soak was too short for them: " + strings.Join(s.skipped, "; ") + "; give it more time)"
+	}
+	if !s.stop.done && s.cfg.StopFor > 0 {
+		out = append(out, "the tmux server was never stopped"+short)
+	}
 	if done[tmuxRestart] < s.cfg.TmuxRestarts {
-		out = append(out, fmt.Sprintf("tmux was restarted %d times, not %d", done[tmuxRestart], s.cfg.TmuxRestarts))
+		out = append(out, fmt.Sprintf("tmux was restarted %d times, not %d%s", done[tmuxRestart], s.cfg.TmuxRestarts, short))
 	}
 	if done[tmcpRestart] < s.cfg.TmcpRestarts {
-		out = append(out, fmt.Sprintf("tmcp was restarted %d times, not %d", done[tmcpRestart], s.cfg.TmcpRestarts))
+		out = append(out, fmt.Sprintf("tmcp was restarted %d times, not %d%s", done[tmcpRestart], s.cfg.TmcpRestarts, short))
 	}
 	if s.kills.kills == 0 && s.cfg.KillEvery > 0 {
 		out = append(out, "no pane was killed")
@@ -282,6 +287,9 @@ func (s *summary) print(w io.Writer) {
 	}
 	if len(s.restarts) == 0 {
 		fmt.Fprintf(w, "  restarts    none\n")
+	}
+	for _, k := range s.skipped {
+		fmt.Fprintf(w, "  not done    %s\n", k)
 	}
 	for i, r := range s.restarts {
 		head := "  restarts    "
