@@ -96,7 +96,7 @@ type config struct {
 
 func defaultConfig() config {
 	return config{Duration: 60 * time.Second, Panes: 32, Flood: true, Neighbour: true, KillEvery: 4 * time.Second, StopFor: 3 * time.Second,
-		TmuxRestarts: 2, TmcpRestarts: 1,
+		TmuxRestarts: 1, TmcpRestarts: 1,
 		Slack: 3 * time.Second, Grace: 2 * time.Second, Settle: 15 * time.Second, RSSFactor: 1.5, RSSSlack: 32 << 20,
 		LiveFactor: 1.1, LiveSlack: 8 << 20, GoroutineFactor: 1.25, GoroutineSlack: 50, FilesFactor: 1.25, FilesSlack: 16}
 }

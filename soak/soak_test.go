@@ -11,7 +11,7 @@ import (
 )
 
 // The test's soak is short and small, with the same faults as the full
-// one but one restart of tmux, not two: about a minute in all.
+// one (one restart of tmux and one of tmcp): about a minute in all.
 const (
 	testDuration = 45 * time.Second
 	testPanes    = 8
