@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,7 +83,9 @@ const (
 	errPaneClosed      = "pane_closed"
 	errStreamEnded     = "stream_ended"
 	errConnEnded       = "connection_ended"
+	errConnLost        = "connection_lost"
 	errPaneBusy        = "pane_busy"
+	errNotAtPrompt     = "not_at_prompt"
 	errAlreadyStreamed = "already_streamed"
 	errServerGone      = "server_gone"
 	errCancelled       = "cancelled"
@@ -108,6 +111,8 @@ func toolErrorKind(msg string) string {
 		return errStreamEnded
 	case strings.Contains(msg, "ended the connection"):
 		return errConnEnded
+	case strings.Contains(msg, "connection to tmux was lost"):
+		return errConnLost
 	case strings.Contains(msg, "no server running"), strings.Contains(msg, "server exited unexpectedly"),
 		strings.Contains(msg, "error connecting to"):
 		return errServerGone
@@ -115,15 +120,20 @@ func toolErrorKind(msg string) string {
 		return errAlreadyStreamed
 	case strings.Contains(msg, "is busy with job"):
 		return errPaneBusy
+	case strings.Contains(msg, "not a shell at its prompt"):
+		return errNotAtPrompt
 	}
 	return errUnnamed
 }
 
-// caller makes tool calls over one MCP client session and keeps the books.
+// caller makes tool calls over an MCP client session and keeps the books.
 type caller struct {
-	cs    *mcp.ClientSession
-	st    *stats
-	slack time.Duration
+	// cs is the session calls go over: a new one after tmcp restarts.
+	cs atomic.Pointer[mcp.ClientSession]
+	st *stats
+	// observe, if set, sees every call once it has ended.
+	observe func(reply)
+	slack   time.Duration
 	// hangGrace is how long past its bound a call is given before it is
 	// abandoned as hung, so the soak itself never hangs.
 	hangGrace time.Duration
@@ -145,7 +155,7 @@ func (c *caller) call(ctx context.Context, tool, pane string, args map[string]an
 	cctx, cancel := context.WithTimeout(ctx, bound+c.hangGrace)
 	defer cancel()
 	r := reply{Tool: tool, Pane: pane, Bound: bound, Start: time.Now()}
-	res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	res, err := c.cs.Load().CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	r.End = time.Now()
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
@@ -175,6 +185,9 @@ func (c *caller) call(ctx context.Context, tool, pane string, args map[string]an
 		}
 	}
 	c.st.record(r)
+	if c.observe != nil {
+		c.observe(r)
+	}
 	if r.latency() > bound && ctx.Err() == nil {
 		c.st.fail("bound", "%s: exceeded its bound of %.1fs%s", r.describe(), bound.Seconds(), errSuffix(r))
 	}

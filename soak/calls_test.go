@@ -36,7 +36,8 @@ func TestCallNamesTheKindOfEachErrorOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	c := &caller{cs: cs, st: newStats(), hangGrace: 50 * time.Millisecond}
+	c := &caller{st: newStats(), hangGrace: 50 * time.Millisecond}
+	c.cs.Store(cs)
 
 	if r := c.call(ctx, "dead", "%1", nil, time.Second); r.Kind != errPaneDead || outcome(r) != "error:"+errPaneDead {
 		t.Errorf("a tool error naming a dead pane: kind %q outcome %q (%s), want %s", r.Kind, outcome(r), r.Err, errPaneDead)

@@ -1,14 +1,30 @@
 // Command soak runs tmcp in process against a private tmux server for a
 // while, under load and faults, and checks that it holds up: 32 panes
 // driven at once with run_command, wait_for_text and capture_since, a pane
-// flooding output, panes killed under calls in flight, and the tmux server
-// stopped for a few seconds midway. Every call must answer within its
-// bound, correctly or with a well-named error; no goroutine, process or
-// memory may leak. It prints a summary and exits 1 on failure.
+// flooding output, panes killed under calls in flight and new ones made
+// for them, and, spaced over the middle half of the run, the tmux server
+// stopped for a few seconds, killed and started again on its socket, and
+// tmcp closed and started again on the same server. After each restart
+// the panes are set up again (at 100 panes that takes about 35 s here); a
+// restart that cannot begin before the last quarter is not done, and the
+// soak fails as too short.
+//
+// Every call must answer within its bound, correctly or with a well-named
+// error; calls in flight when tmux is killed must end promptly, and after
+// it the same tmcp must serve the new server's panes. After tmcp restarts,
+// get_job is asked about the jobs started before; with
+// -jobs-survive-restart it must still know them. No goroutine, process or
+// memory may leak: RSS and the live heap, goroutines and open files at the
+// end are judged against their level once tmcp warmed up. It prints a
+// summary and exits 1 on failure.
 //
 // Usage:
 //
-//	go run ./soak [-duration 60s] [-panes 32] [-seed N]
+//	go run ./soak [-duration 60s] [-panes 32] [-tmux-restarts 1] [-tmcp-restarts 1] [-seed N]
+//
+// The endurance run of issue 15 is
+//
+//	go run ./soak -duration 30m -panes 100 -tmux-restarts 2
 package main
 
 import (
@@ -27,6 +43,9 @@ func main() {
 	flag.Int64Var(&cfg.Seed, "seed", 0, "seed for the random choices (0: from the clock)")
 	flag.DurationVar(&cfg.KillEvery, "kill-every", cfg.KillEvery, "how often a pane is killed under a call in flight (0: never)")
 	flag.DurationVar(&cfg.StopFor, "stop", cfg.StopFor, "how long the tmux server is stopped (SIGSTOP), midway (0: not at all)")
+	flag.IntVar(&cfg.TmuxRestarts, "tmux-restarts", cfg.TmuxRestarts, "how many times the tmux server is killed and started again on its socket under the calls")
+	flag.IntVar(&cfg.TmcpRestarts, "tmcp-restarts", cfg.TmcpRestarts, "how many times tmcp is closed and started again on the same tmux server under the calls")
+	flag.BoolVar(&cfg.JobsSurviveRestart, "jobs-survive-restart", cfg.JobsSurviveRestart, "require get_job to know, after tmcp restarts, the jobs started before (otherwise its answers are only reported)")
 	flag.BoolVar(&cfg.Flood, "flood", cfg.Flood, "flood one pane with output and wait on it the whole time")
 	flag.DurationVar(&cfg.Slack, "slack", cfg.Slack, "margin on every bound")
 	flag.BoolVar(&cfg.SerialStart, "serial-start", cfg.SerialStart, "start the panes' streams one at a time (looks past faults of concurrent first watches)")
@@ -34,8 +53,8 @@ func main() {
 	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file once the calls are over, and to FILE.first after the first quarter")
 	quiet := flag.Bool("q", false, "no progress on stderr")
 	flag.Parse()
-	if cfg.Panes < 1 || cfg.Duration <= 0 || cfg.KillEvery < 0 || cfg.StopFor < 0 {
-		fmt.Fprintln(os.Stderr, "soak: -panes and -duration must be positive, -kill-every and -stop not negative")
+	if cfg.Panes < 1 || cfg.Duration <= 0 || cfg.KillEvery < 0 || cfg.StopFor < 0 || cfg.TmuxRestarts < 0 || cfg.TmcpRestarts < 0 {
+		fmt.Fprintln(os.Stderr, "soak: -panes and -duration must be positive, -kill-every, -stop, -tmux-restarts and -tmcp-restarts not negative")
 		os.Exit(2)
 	}
 	if !*quiet {

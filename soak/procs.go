@@ -84,6 +84,15 @@ func rssBytes() int64 {
 	return 0
 }
 
+// openFiles returns how many file descriptors this process has open.
+func openFiles() int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(fds) - 1 // less the one reading the directory
+}
+
 // goroutineStacks counts live goroutines by the function they are parked
 // in and the one that started them, to say which kind grew.
 func goroutineStacks() map[string]int {

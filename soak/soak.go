@@ -12,10 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/tmcp/tmcp/internal/mcpserver"
-	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/tmuxserver"
 )
 
@@ -37,7 +33,13 @@ const (
 	stopLimit = 2*time.Minute + hangGrace
 	// teardownLimit bounds the teardown after a Ctrl-C.
 	teardownLimit = 30 * time.Second
-	// sampleEvery is how often memory and goroutines are sampled.
+	// fillSlots is how many panes fill their streams at once: a hundred
+	// at once are more output than tmux passes on within a run's wait.
+	fillSlots = 4
+	// recentJobs is how many of the workers' detached jobs are kept, to
+	// be asked after tmcp restarts.
+	recentJobs = 8
+	// sampleEvery is how often memory, goroutines and open files are sampled.
 	sampleEvery = time.Second
 	// progressEvery is how often progress is logged.
 	progressEvery = 10 * time.Second
@@ -51,16 +53,33 @@ type config struct {
 	Flood     bool          // a pane floods output, and is waited on, the whole time
 	KillEvery time.Duration // a pane is killed under a call this often; 0: never
 	StopFor   time.Duration // how long the tmux server is stopped, midway; 0: not at all
-	Slack     time.Duration // margin on every bound
-	Grace     time.Duration // after the resume, calls may still fail
-	Settle    time.Duration // at most this long for goroutines and processes to settle
-	RSSFactor float64       // last-quarter RSS may be this many times the first quarter's; 0: not judged
-	RSSSlack  int64         // plus this many bytes
+	// TmuxRestarts and TmcpRestarts are how many times the tmux server is
+	// killed and started again on its socket, and tmcp closed and started
+	// again on the same server; with the stop they are spaced evenly over
+	// the middle half of the soak (see plan).
+	TmuxRestarts int
+	TmcpRestarts int
+	// JobsSurviveRestart says tmcp keeps its jobs across its restart:
+	// get_job must then know every job started before one and tell its
+	// output. Otherwise what get_job says of them is only reported.
+	JobsSurviveRestart bool
+	Slack              time.Duration // margin on every bound
+	Grace              time.Duration // after the resume, calls may still fail
+	Settle             time.Duration // at most this long for goroutines and processes to settle
+	RSSFactor          float64       // last-quarter RSS may be this many times the first quarter's; 0: not judged
+	RSSSlack           int64         // plus this many bytes
 	// LiveFactor and LiveSlack bound the live heap (after a collection)
 	// at the end against the live heap after the first quarter.
 	LiveFactor float64
 	LiveSlack  int64
-	Log        io.Writer // progress; nil for none
+	// GoroutineFactor and GoroutineSlack bound the goroutines at the end
+	// against their level once warmed up (see levelOf); FilesFactor and
+	// FilesSlack the open files likewise. A factor of 0: not judged.
+	GoroutineFactor float64
+	GoroutineSlack  int
+	FilesFactor     float64
+	FilesSlack      int
+	Log             io.Writer // progress; nil for none
 
 	// SerialStart starts the panes' streams one at a time, not all at
 	// once as the workers would: a way to look past faults of concurrent
@@ -77,33 +96,50 @@ type config struct {
 
 func defaultConfig() config {
 	return config{Duration: 60 * time.Second, Panes: 32, Flood: true, Neighbour: true, KillEvery: 4 * time.Second, StopFor: 3 * time.Second,
+		TmuxRestarts: 1, TmcpRestarts: 1,
 		Slack: 3 * time.Second, Grace: 2 * time.Second, Settle: 15 * time.Second, RSSFactor: 1.5, RSSSlack: 32 << 20,
-		LiveFactor: 1.1, LiveSlack: 8 << 20}
+		LiveFactor: 1.1, LiveSlack: 8 << 20, GoroutineFactor: 1.25, GoroutineSlack: 50, FilesFactor: 1.25, FilesSlack: 16}
 }
 
 // soak is one run: the private server, tmcp in process, the client, and
 // the goroutines driving them.
 type soak struct {
-	cfg   config
-	srv   *tmuxserver.Server
-	tc    *tmux.Client
-	c     *caller
-	st    *stats
-	stop  *stopWindow
-	kills killReport
+	cfg      config
+	srv      *tmuxserver.Server
+	c        *caller
+	st       *stats
+	stop     *stopWindow
+	restarts *restarts
+	kills    killReport
 
-	disrupt    sync.Mutex // one disruption (a kill, the stop) at a time
-	stopping   chan struct{}
-	stopped    atomic.Bool
-	intr       atomic.Bool
-	serverGone atomic.Bool
-	wg         sync.WaitGroup
-	workers    []*worker
-	floodPane  string
-	probePane  string // probed while tmux is stopped
-	neighbour  string // a quiet pane beside the flooding one
-	begin      time.Time
-	stopRep    stopReport
+	disrupt sync.Mutex // one disruption (a kill, the stop, a restart) at a time
+	// gate holds the workers and the flood back while a restart makes
+	// their panes, or tmcp, again.
+	gate gate
+	// fills bounds the panes filling their streams at once.
+	fills chan struct{}
+	// restartingTmux is set while the tmux server is killed and started
+	// again: its absence then is no crash.
+	restartingTmux atomic.Bool
+	stopping       chan struct{}
+	stopped        atomic.Bool
+	intr           atomic.Bool
+	serverGone     atomic.Bool
+	wg             sync.WaitGroup
+	workers        []*worker
+	floodPane      string
+	probePane      string // probed while tmux is stopped
+	neighbour      string // a quiet pane beside the flooding one
+	jobsPane       string // runs the jobs asked after tmcp restarts
+	begin          time.Time
+	stopRep        stopReport
+
+	mu      sync.Mutex
+	tmcp    *instance // the tmcp running now
+	closed  bool      // the last tmcp is closed: a restart must not start one
+	jobs    []jobCheck
+	jobsSeq int
+	skipped []string // the disruptions not done: the soak's time was short
 }
 
 func (s *soak) running(ctx context.Context) bool {
@@ -116,10 +152,10 @@ func (s *soak) running(ctx context.Context) bool {
 
 func (s *soak) interrupted() bool { return s.intr.Load() }
 
-// checkServer ends the soak early if the tmux server process is gone:
-// nothing in the soak kills it, so it crashed.
+// checkServer ends the soak early if the tmux server process is gone
+// other than by a restart of the soak's: it crashed.
 func (s *soak) checkServer() {
-	if s.srv.Alive() || s.serverGone.Swap(true) {
+	if s.restartingTmux.Load() || s.srv.Alive() || s.serverGone.Swap(true) {
 		return
 	}
 	s.st.fail("tmux crashed", "the tmux server (pid %d) exited at about t%+.1fs though nothing killed it: it crashed (see dmesg)",
@@ -162,7 +198,8 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 	start := time.Now()
 	soakEpoch.Store(&start)
 	st := newStats()
-	s := &soak{cfg: cfg, st: st, stop: &stopWindow{grace: cfg.Grace}, stopping: make(chan struct{})}
+	s := &soak{cfg: cfg, st: st, stop: &stopWindow{grace: cfg.Grace}, restarts: &restarts{grace: cfg.Grace},
+		fills: make(chan struct{}, fillSlots), stopping: make(chan struct{})}
 	sum := &summary{cfg: cfg, st: st, kills: &s.kills}
 
 	// After a Ctrl-C the teardown must end; if it does not, the server is
@@ -197,47 +234,28 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 	s.srv = srv
 	defer setEnv(map[string]string{"TMUX": "", "TMUX_PANE": "", "TMUX_TMPDIR": srv.Dir})()
 
-	tc, err := tmux.New(ctx, tmux.Options{SocketPath: srv.Socket})
+	in, err := startTMCP(ctx, srv.Socket)
 	if err != nil {
 		return nil, err
 	}
-	s.tc = tc
-	sum.tmuxVersion = tc.Version()
-	srvT := mcpserver.New(tc, mcpserver.Config{Tier: mcpserver.Destructive, Version: "soak"})
-	serverT, clientT := mcp.NewInMemoryTransports()
-	ss, err := srvT.MCPServer(ctx).Connect(context.Background(), serverT, nil)
-	if err != nil {
-		srvT.Close()
-		tc.Close()
-		return nil, err
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tmcp-soak"}, nil).Connect(context.Background(), clientT, nil)
-	if err != nil {
-		ss.Close()
-		srvT.Close()
-		tc.Close()
-		return nil, err
-	}
-	var closeOnce sync.Once
-	closeAll := func() {
-		closeOnce.Do(func() {
-			cs.Close()
-			ss.Close()
-			srvT.Close()
-			tc.Close()
-		})
-	}
+	s.tmcp = in
+	closeAll := s.closeTMCP
 	defer closeAll()
-	s.c = &caller{cs: cs, st: st, slack: cfg.Slack, hangGrace: hangGrace}
+	sum.tmuxVersion = in.tc.Version()
+	s.c = &caller{st: st, slack: cfg.Slack, hangGrace: hangGrace, observe: s.restarts.observe}
+	s.c.cs.Store(in.cs)
 
 	// From here on a failure goes in the summary, which is always given.
+	setupStart := time.Now()
 	ready := s.setup(ctx, cfg.Seed)
+	sum.panesMade = time.Since(setupStart)
 	if ready == nil {
-		s.logf("%d panes and a flooding pane on %s; warming up", len(s.workers), srv.Socket)
+		s.logf("%d panes and a flooding pane on %s, made in %.1fs; warming up", len(s.workers), srv.Socket, sum.panesMade.Seconds())
 		s.warmUp(ctx)
 		if cfg.Flood {
 			ready = s.startFlood(ctx)
 		}
+		sum.warmUp = time.Since(setupStart) - sum.panesMade
 	}
 	if ready != nil || s.stopped.Load() {
 		if s.checkServer(); ready != nil && !s.serverGone.Load() {
@@ -270,9 +288,9 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 		s.wg.Add(1)
 		go s.killer(ctx, rand.New(rand.NewSource(rng.Int63())))
 	}
-	if cfg.StopFor > 0 {
+	if events := plan(cfg.Duration, cfg.TmuxRestarts, cfg.TmcpRestarts, cfg.StopFor > 0); len(events) > 0 {
 		s.wg.Add(1)
-		go s.stopper(ctx)
+		go s.disrupter(ctx, events)
 	}
 	deadline := time.After(cfg.Duration)
 	firstQuarter := time.After(cfg.Duration / 4)
@@ -313,6 +331,10 @@ wait:
 		}
 	}
 	sum.stop = s.stopRep
+	sum.restarts = s.restarts.done()
+	s.mu.Lock()
+	sum.skipped = s.skipped
+	s.mu.Unlock()
 	sum.interrupted = s.interrupted()
 	sum.early = sum.elapsed < cfg.Duration
 
@@ -331,6 +353,22 @@ wait:
 	sum.goroutinesClosed, sum.procsClosed, _ = settle(cfg.Settle, sum.goroutinesStart, 0)
 	sum.stacksClosed = goroutineStacks()
 	return sum, nil
+}
+
+// instance returns the tmcp running now.
+func (s *soak) instance() *instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tmcp
+}
+
+// closeTMCP closes the tmcp running now, for good.
+func (s *soak) closeTMCP() {
+	s.mu.Lock()
+	in := s.tmcp
+	s.closed = true
+	s.mu.Unlock()
+	in.close()
 }
 
 // writeHeapProfile writes the live heap, after a collection, to path.
@@ -374,20 +412,47 @@ func setEnv(vars map[string]string) func() {
 	}
 }
 
-// setup makes the panes: the workers' with create_window and
-// split_window, panesPerWindow to a window; the flooding pane and its
-// neighbour in a session of their own. The session's first pane is the
-// probe.
+// panes are the panes a soak drives, made by makePanes.
+type panes struct {
+	probe, jobs      string // the session's first pane; a pane of its own for jobs
+	workers          []string
+	flood, neighbour string
+}
+
+// setup makes the panes and a worker for each.
 func (s *soak) setup(ctx context.Context, seed int64) error {
+	p, err := s.makePanes(ctx)
+	if err != nil {
+		return err
+	}
+	for i, pane := range p.workers {
+		s.workers = append(s.workers, &worker{s: s, idx: i, pane: pane, needFill: true,
+			rng: rand.New(rand.NewSource(seed + int64(i) + 1)), victim: make(chan *victim, 1)})
+	}
+	s.usePanes(p)
+	return nil
+}
+
+// usePanes makes p the panes of the soak but for the workers'.
+func (s *soak) usePanes(p panes) {
+	s.probePane, s.jobsPane, s.floodPane, s.neighbour = p.probe, p.jobs, p.flood, p.neighbour
+}
+
+// makePanes makes the panes in the server's session: the workers' with
+// create_window and split_window, panesPerWindow to a window, and one for
+// jobs in a window of its own; the flooding pane and its neighbour in a
+// session of their own. The session's first pane is the probe.
+func (s *soak) makePanes(ctx context.Context) (panes, error) {
+	var p panes
 	c := s.c
 	r := c.call(ctx, "list_panes", "", map[string]any{"sessionName": sessionName}, c.nonWait())
-	panes, _ := r.Fields["panes"].([]any)
-	if !r.ok() || len(panes) != 1 {
-		return fmt.Errorf("list_panes of the new session: %s %v", r.Err, r.Fields)
+	listed, _ := r.Fields["panes"].([]any)
+	if !r.ok() || len(listed) != 1 {
+		return p, fmt.Errorf("list_panes of the new session: %s %v", r.Err, r.Fields)
 	}
 	// The session's first pane is left alone until the stop, when it is
 	// probed: its stream then starts while tmux is stopped.
-	s.probePane, _ = panes[0].(map[string]any)["paneId"].(string)
+	p.probe, _ = listed[0].(map[string]any)["paneId"].(string)
 	var first, second string
 	for i := 0; i < s.cfg.Panes; i++ {
 		var r reply
@@ -404,27 +469,31 @@ func (s *soak) setup(ctx context.Context, seed int64) error {
 			r = c.call(ctx, "split_window", second, map[string]any{"paneId": second, "direction": "below", "command": "sh"}, c.nonWait())
 		}
 		if !r.ok() || r.str("paneId") == "" {
-			return fmt.Errorf("making pane %d: %s", i, r.Err)
+			return p, fmt.Errorf("making pane %d: %s", i, r.Err)
 		}
-		s.workers = append(s.workers, &worker{s: s, idx: i, pane: r.str("paneId"), needFill: true,
-			rng: rand.New(rand.NewSource(seed + int64(i) + 1)), victim: make(chan *victim, 1)})
+		p.workers = append(p.workers, r.str("paneId"))
 	}
+	r = c.call(ctx, "create_window", "", map[string]any{"sessionName": sessionName, "command": "sh"}, c.nonWait())
+	if !r.ok() || r.str("paneId") == "" {
+		return p, fmt.Errorf("making the pane for jobs: %s", r.Err)
+	}
+	p.jobs = r.str("paneId")
 	if !s.cfg.Flood {
-		return nil
+		return p, nil
 	}
 	r = c.call(ctx, "create_session", "", map[string]any{"name": floodSession, "command": "sh", "width": serverWidth, "height": serverHeight}, c.nonWait())
 	if !r.ok() || r.str("paneId") == "" {
-		return fmt.Errorf("making the flood's session: %s", r.Err)
+		return p, fmt.Errorf("making the flood's session: %s", r.Err)
 	}
-	s.floodPane = r.str("paneId")
+	p.flood = r.str("paneId")
 	if s.cfg.Neighbour {
-		r = c.call(ctx, "split_window", s.floodPane, map[string]any{"paneId": s.floodPane, "direction": "right", "command": "sh"}, c.nonWait())
+		r = c.call(ctx, "split_window", p.flood, map[string]any{"paneId": p.flood, "direction": "right", "command": "sh"}, c.nonWait())
 		if !r.ok() || r.str("paneId") == "" {
-			return fmt.Errorf("making the flood's neighbour: %s", r.Err)
+			return p, fmt.Errorf("making the flood's neighbour: %s", r.Err)
 		}
-		s.neighbour = r.str("paneId")
+		p.neighbour = r.str("paneId")
 	}
-	return nil
+	return p, nil
 }
 
 // startFlood starts the flood, once the panes are warmed up (filling
@@ -453,7 +522,9 @@ func (s *soak) startFlood(ctx context.Context) error {
 }
 
 // warmUp has every pane streamed, filled and run once, so the baseline
-// counts what tmcp keeps while it works.
+// counts what tmcp keeps while it works. It is done again after each
+// restart, the flood quiet, as at first: filling is many times slower
+// while a pane floods.
 func (s *soak) warmUp(ctx context.Context) {
 	if s.cfg.SerialStart {
 		for _, w := range s.workers {
@@ -468,8 +539,12 @@ func (s *soak) warmUp(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			defer s.recoverPanic(fmt.Sprintf("warm-up of worker %d", w.idx))
-			for try := 0; try < 6 && !w.ready(); try++ {
-				w.step(ctx)
+			for try := 0; try < 10 && !w.ready(); try++ {
+				if w.synced && w.needFill {
+					w.fill(ctx, true)
+				} else {
+					w.step(ctx)
+				}
 			}
 			w.echo(ctx)
 			w.since(ctx)
@@ -524,15 +599,17 @@ func settle(d time.Duration, goroutines, procs int) (int, childProcs, time.Durat
 	}
 }
 
-// sample is one reading of memory and goroutines.
+// sample is one reading of memory, goroutines and open files.
 type sample struct {
 	at         time.Duration // since the soak's calls began
 	rss        int64
 	heap       int64 // bytes in in-use heap spans
 	goroutines int
+	files      int // open file descriptors
 }
 
-// sampler reads memory every sampleEvery and logs progress.
+// sampler reads memory, goroutines and open files every sampleEvery and
+// logs progress.
 type sampler struct {
 	mu      sync.Mutex
 	samples []sample
@@ -545,7 +622,7 @@ func (sm *sampler) start(s *soak) (stop func() []sample) {
 	take := func() sample {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return sample{at: time.Since(begin), rss: rssBytes(), heap: int64(m.HeapInuse), goroutines: runtime.NumGoroutine()}
+		return sample{at: time.Since(begin), rss: rssBytes(), heap: int64(m.HeapInuse), goroutines: runtime.NumGoroutine(), files: openFiles()}
 	}
 	go func() {
 		defer close(done)
@@ -561,7 +638,7 @@ func (sm *sampler) start(s *soak) (stop func() []sample) {
 			if time.Since(lastLog) >= progressEvery {
 				lastLog = time.Now()
 				calls, failures := s.st.totals()
-				s.logf("t=%3.0fs calls=%d failures=%d rss=%s heap=%s goroutines=%d", x.at.Seconds(), calls, failures, mib(x.rss), mib(x.heap), x.goroutines)
+				s.logf("t=%3.0fs calls=%d failures=%d rss=%s heap=%s goroutines=%d files=%d", x.at.Seconds(), calls, failures, mib(x.rss), mib(x.heap), x.goroutines, x.files)
 			}
 			select {
 			case <-t.C:

@@ -10,9 +10,10 @@ import (
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
-// The test's soak is short and small, with the same faults as the full one.
+// The test's soak is short and small, with the same faults as the full
+// one (one restart of tmux and one of tmcp): about a minute in all.
 const (
-	testDuration = 15 * time.Second
+	testDuration = 45 * time.Second
 	testPanes    = 8
 	// testLimit bounds the whole test, set-up and teardown included.
 	testLimit = 5 * time.Minute
@@ -27,6 +28,7 @@ func TestSoakAnswersEveryCallInTimeAndLeaksNothing(t *testing.T) {
 	}
 	cfg := defaultConfig()
 	cfg.Duration, cfg.Panes = testDuration, testPanes
+	cfg.TmuxRestarts, cfg.TmcpRestarts = 1, 1
 	cfg.Log = logWriter{t}
 	if tmuxtest.RaceEnabled {
 		// The race detector slows tmcp several times over; the bounds

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,8 +19,13 @@ type summary struct {
 	interrupted bool
 	early       bool // the calls ended before their time: a crash, a failed set-up
 	stop        stopReport
+	restarts    []restart
+	skipped     []string // disruptions not done for want of time
 	samples     []sample
-	settleTook  time.Duration
+	// panesMade and warmUp are how long making the panes took, and then
+	// filling their streams and running each once.
+	panesMade, warmUp time.Duration
+	settleTook        time.Duration
 	// liveFirst and liveLast are the live heap after the first quarter
 	// and at the end, each after a collection.
 	liveFirst, liveLast int64
@@ -83,6 +89,65 @@ func (s *summary) memories() []memory {
 	return []memory{rss, live, inuse}
 }
 
+// level is how a count that must stay flat went over the soak: its level
+// once tmcp warmed up against its level at the end.
+type level struct {
+	name      string
+	warm, end int // medians over the two windows (see levelOf)
+	peak      int // the highest sample
+	limit     int // negative: not judged
+	rule      string
+}
+
+func (l level) ok() bool { return l.limit < 0 || l.end <= l.limit }
+
+// levelOf reads a count from the samples of a soak whose calls went on
+// for elapsed. Its warm level is the median over the second half of the
+// first quarter, when tmcp has warmed up and nothing is disrupted yet; its
+// end level the median over the last quarter, when every disruption is
+// over (see plan). Medians, so that a burst of calls in flight does not
+// count as growth. The end may be at most factor times the warm level plus
+// slack; a factor of 0, or a window without samples, is not judged.
+func levelOf(name string, samples []sample, elapsed time.Duration, value func(sample) int, factor float64, slack int) level {
+	l := level{name: name, limit: -1}
+	q := elapsed / 4
+	var warm, end []int
+	for _, x := range samples {
+		v := value(x)
+		l.peak = max(l.peak, v)
+		switch {
+		case x.at >= q/2 && x.at <= q:
+			warm = append(warm, v)
+		case x.at >= 3*q:
+			end = append(end, v)
+		}
+	}
+	if len(warm) == 0 || len(end) == 0 {
+		return l
+	}
+	l.warm, l.end = median(warm), median(end)
+	if factor > 0 {
+		l.limit = int(float64(l.warm)*factor) + slack
+		l.rule = fmt.Sprintf("%.3g× once warmed up + %d", factor, slack)
+	}
+	return l
+}
+
+// median returns the middle value of vs (the upper one of an even count).
+func median(vs []int) int {
+	vs = slices.Clone(vs)
+	slices.Sort(vs)
+	return vs[len(vs)/2]
+}
+
+// levels are the counts that must stay flat: goroutines and open files.
+func (s *summary) levels() []level {
+	return []level{
+		levelOf("goroutines", s.samples, s.elapsed, func(x sample) int { return x.goroutines }, s.cfg.GoroutineFactor, s.cfg.GoroutineSlack),
+		levelOf("open files", s.samples, s.elapsed, func(x sample) int { return x.files }, s.cfg.FilesFactor, s.cfg.FilesSlack),
+	}
+}
+
 // reasons lists why the soak failed; none means it passed.
 func (s *summary) reasons() []string {
 	var out []string
@@ -121,8 +186,32 @@ func (s *summary) reasons() []string {
 				m.name, mib(m.last), mib(m.limit), m.rule, mib(m.first)))
 		}
 	}
+	for _, l := range s.levels() {
+		if !l.ok() {
+			out = append(out, fmt.Sprintf("%s grew: %d at the end, over the limit %d (%s; %d once warmed up)", l.name, l.end, l.limit, l.rule, l.warm))
+		}
+	}
+	done := map[string]int{}
+	for _, r := range s.restarts {
+		if r.failed == "" {
+			done[r.kind]++
+		}
+		if r.kind == tmuxRestart && r.slowest > commandDeadline+s.cfg.Slack {
+			out = append(out, fmt.Sprintf("a call in flight when tmux was killed ended %.2fs later (bound %.1fs)", r.slowest.Seconds(), (commandDeadline+s.cfg.Slack).Seconds()))
+		}
+	}
+	short := ""
+	if len(s.skipped) > 0 {
+		short = " (the soak was too short for them: " + strings.Join(s.skipped, "; ") + "; give it more time)"
+	}
 	if !s.stop.done && s.cfg.StopFor > 0 {
-		out = append(out, "the tmux server was never stopped")
+		out = append(out, "the tmux server was never stopped"+short)
+	}
+	if done[tmuxRestart] < s.cfg.TmuxRestarts {
+		out = append(out, fmt.Sprintf("tmux was restarted %d times, not %d%s", done[tmuxRestart], s.cfg.TmuxRestarts, short))
+	}
+	if done[tmcpRestart] < s.cfg.TmcpRestarts {
+		out = append(out, fmt.Sprintf("tmcp was restarted %d times, not %d%s", done[tmcpRestart], s.cfg.TmcpRestarts, short))
 	}
 	if s.kills.kills == 0 && s.cfg.KillEvery > 0 {
 		out = append(out, "no pane was killed")
@@ -155,6 +244,7 @@ func (s *summary) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  duration    %.1fs of calls (t+0), %d panes + %s, seed %d, tmux %s, GOMAXPROCS %d\n",
 		s.elapsed.Seconds(), s.cfg.Panes, flood, s.cfg.Seed, s.tmuxVersion, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "  set-up      panes made in %.1fs, their streams filled and each run once in %.1fs more\n", s.panesMade.Seconds(), s.warmUp.Seconds())
 	if s.cfg.SerialStart {
 		fmt.Fprintf(w, "              streams started one pane at a time (-serial-start)\n")
 	}
@@ -195,6 +285,22 @@ func (s *summary) print(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "  stop        none\n")
 	}
+	if len(s.restarts) == 0 {
+		fmt.Fprintf(w, "  restarts    none\n")
+	}
+	for _, k := range s.skipped {
+		fmt.Fprintf(w, "  not done    %s\n", k)
+	}
+	for i, r := range s.restarts {
+		head := "  restarts    "
+		if i > 0 {
+			head = "              "
+		}
+		fmt.Fprintf(w, "%s%s at t+%.1fs: %s\n", head, r.kind, r.from.Sub(epoch()).Seconds(), r.describe())
+		for _, l := range r.details() {
+			fmt.Fprintf(w, "                %s\n", l)
+		}
+	}
 	var notes []string
 	for _, n := range sortedKeys(st.notes) {
 		notes = append(notes, fmt.Sprintf("%s: %d", n, st.notes[n]))
@@ -224,6 +330,13 @@ func (s *summary) print(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  memory      %-14s after the first quarter %s, peak %s, %s %s (%s)\n",
 				m.name, mib(m.first), mib(m.peak), last, mib(m.last), limit)
+		}
+		for _, l := range s.levels() {
+			limit := "not judged"
+			if l.limit >= 0 {
+				limit = fmt.Sprintf("limit %d: %s", l.limit, l.rule)
+			}
+			fmt.Fprintf(w, "  flat        %-14s once warmed up %d, peak %d, at the end %d (medians; %s)\n", l.name, l.warm, l.peak, l.end, limit)
 		}
 	}
 	if len(st.failures) > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,6 +96,52 @@ func TestAnAttachWhoseTransportDiesIsAConnectionLost(t *testing.T) {
 			}
 			if lost := errors.Is(err, ErrConnectionLost); lost != tt.wantLost {
 				t.Errorf("attach error %q: connection lost %v, want %v", err, lost, tt.wantLost)
+			}
+		})
+	}
+}
+
+// TestAStreamWhoseClientTmuxEndsWhileItStartsSaysTheSessionOrServerWent:
+// tmux ends a control client with a bare %exit when its server is killed
+// (or its session goes) during the attach or just after; starting a
+// pane's stream then fails saying so, not "control client exited" or
+// "closed". tmux's own refusal keeps its words. The stand-ins for tmux
+// answer -V, then act out each case.
+func TestAStreamWhoseClientTmuxEndsWhileItStartsSaysTheSessionOrServerWent(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		script string // run in place of tmux -C attach-session
+		want   string
+	}{
+		{"ended during the attach", `echo "%exit"`, sessionGone + " while the client attached"},
+		{"ended before its first command", "echo '%session-changed $0 main'\nread line\necho '%exit'", "streaming pane %0: " + sessionGone},
+		{"refused", `echo "can't find session: \$0" >&2; exit 1`, "can't find session: $0"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := filepath.Join(dir, fmt.Sprintf("tmux%d", i))
+			script := "#!/bin/sh\ncase \"$*\" in *-V*) echo 'tmux 3.3a'; exit 0;; esac\n" + tt.script + "\n"
+			if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			c, err := New(ctx, Options{Binary: bin, SocketPath: filepath.Join(dir, "sock")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			stop, err := c.Watch(ctx, "%0", "$0", func(OutputEvent) {})
+			if err == nil {
+				stop()
+				t.Fatal("the stream started")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("starting the stream: %q, want it to say %q", err, tt.want)
+			}
+			if tt.name == "refused" && strings.Contains(err.Error(), sessionGone) {
+				t.Errorf("starting the stream: %q: tmux's refusal taken for a session gone", err)
 			}
 		})
 	}

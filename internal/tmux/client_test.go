@@ -442,3 +442,37 @@ func TestACommandWrittenAfterTheReaderEndedFailsAtOnce(t *testing.T) {
 		t.Fatal("the command was left pending after the reader ended")
 	}
 }
+
+// TestACommandSentToAClientThatEndedFailsAtOnce: a command handed to a
+// control client that has ended (its server killed) fails at once as
+// never sent, whether it lost the race to the client's end or was queued
+// for a writer that has stopped: it does not wait out its deadline, and
+// is not reported as tmux not answering.
+func TestACommandSentToAClientThatEndedFailsAtOnce(t *testing.T) {
+	srv := tmuxtest.New(t)
+	l := &Launcher{Binary: "tmux", SocketPath: srv.Socket}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cc, err := startControl(ctx, l, new(atomic.Int64), "main", commandClientFlags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.close()
+	srv.Kill()
+	select {
+	case <-cc.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the control client did not end with its server")
+	}
+	// The writes queue has room, so each command may be queued for the
+	// stopped writer: without care, one in two would wait out its deadline.
+	for i := 0; i < 20; i++ {
+		rctx, rcancel := context.WithTimeout(context.Background(), 3*time.Second)
+		start := time.Now()
+		_, err := cc.run(rctx, []string{"display-message", "-p", "x"})
+		rcancel()
+		if took := time.Since(start); !errors.Is(err, errClosed) || took > time.Second {
+			t.Fatalf("command %d to a client that ended: %v after %v, want errClosed at once", i, err, took.Round(time.Millisecond))
+		}
+	}
+}

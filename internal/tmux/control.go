@@ -38,6 +38,12 @@ var (
 	errTainted = errors.New("reply framing forged by its own content")
 )
 
+// sessionGone says why tmux ended a client without a word: a bare %exit,
+// nothing on stderr, is what a client attaching, or about to be used, gets
+// when its session or its server goes (verified on 3.3a: kill-server
+// during an attach).
+const sessionGone = "tmux ended the connection: the session or server went away"
+
 // OutputEvent is what a control client learns about a pane's output.
 type OutputEvent struct {
 	Pane   string // "%3"
@@ -151,7 +157,11 @@ func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target s
 		return c, nil
 	case <-c.done:
 		c.close()
-		err := &CommandError{Args: args, Message: c.failure()}
+		msg := c.failure()
+		if c.endedWithoutAWord() {
+			msg = sessionGone + " while the client attached"
+		}
+		err := &CommandError{Args: args, Message: msg}
 		if c.transportFailed(ctx) {
 			// ssh died before tmux answered (a network cut, a kill): the
 			// same lost connection as one that breaks later.
@@ -209,6 +219,14 @@ func (c *controlClient) failure() string {
 		return "control client exited: " + c.exitNote
 	}
 	return "control client exited"
+}
+
+// endedWithoutAWord reports whether tmux ended the client with a bare
+// %exit and nothing on stderr.
+func (c *controlClient) endedWithoutAWord() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exited && c.exitNote == "" && strings.TrimSpace(c.stderr.String()) == ""
 }
 
 // lost reports whether the client ended without tmux ending it (no
@@ -286,15 +304,24 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	select {
 	case c.writes <- r:
 	case <-c.done:
-		if lost, _ := c.lost(); lost && c.remote {
-			return nil, errors.Join(errClosed, ErrConnectionLost)
-		}
-		return nil, errClosed
+		return nil, c.closedErr()
 	case <-ctx.Done():
 		return nil, notSent(args, ctx.Err())
 	}
 	select {
 	case <-r.done:
+	case <-c.done:
+		// Queued for a writer that has stopped, or put in the queue as the
+		// client ended: nobody will take it, so it never reached tmux.
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return nil, c.closedErr()
+		}
+		// Taken by the writer: it, or the reader, ends it.
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, noAnswer(args, ctx.Err())
+		}
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(queued, abandoned) {
 			return nil, notSent(args, ctx.Err())
@@ -308,6 +335,15 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 		return nil, &CommandError{Args: args, Message: strings.Join(r.body, "; ")}
 	}
 	return r.body, nil
+}
+
+// closedErr is the error of a command that never reached tmux because
+// the client ended: errClosed, and a lost connection if it was one.
+func (c *controlClient) closedErr() error {
+	if lost, _ := c.lost(); lost && c.remote {
+		return errors.Join(errClosed, ErrConnectionLost)
+	}
+	return errClosed
 }
 
 // writeLoop sends queued commands in order, posted ones before a command

@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -136,6 +137,10 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 	s.mu.Unlock()
 	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + paneResume}); err != nil {
 		s.unwatch(pane, w)
+		if errors.Is(err, errClosed) && !errors.Is(err, ErrConnectionLost) && s.c.closing.Err() == nil {
+			// The client ended since it attached, and not by tmcp's hand.
+			return nil, fmt.Errorf("streaming pane %s: %s: %w", pane, sessionGone, err)
+		}
 		return nil, fmt.Errorf("streaming pane %s: %w", pane, err)
 	}
 	w.resumed.Store(true)
