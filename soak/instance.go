@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,9 @@ func startTMCP(ctx context.Context, socket string) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{tc: tc, srv: mcpserver.New(tc, mcpserver.Config{Tier: mcpserver.Destructive, Version: "soak"})}
+	// Jobs are kept beside the private server, for the tmcp after a restart.
+	cfg := mcpserver.Config{Tier: mcpserver.Destructive, Version: "soak", StateDir: filepath.Join(filepath.Dir(socket), "tmcp-state")}
+	in := &instance{tc: tc, srv: mcpserver.New(tc, cfg)}
 	serverT, clientT := mcp.NewInMemoryTransports()
 	if in.ss, err = in.srv.MCPServer(ctx).Connect(context.Background(), serverT, nil); err != nil {
 		in.close()

@@ -249,8 +249,9 @@ func (j *job) historyNote() string {
 
 // outputInHistory finds a job's output in a pane's rows: the rows after
 // the last one that holds the typed line of job tag (and, in fish, the
-// command's own row after it), up to the shell's next prompt, known by
-// the text before the typed line on its row, or to the last row (a job
+// command's own row after it), up to the shell's next prompt (a row that
+// is only the text before the typed line on its row, the last row, or
+// tmcp's next run; a prompt glued to output is taken off), or to the last row (a job
 // that still runs, a prompt not drawn yet, or one with no text before
 // the typed line). found is false when no row holds the typed line.
 func outputInHistory(rows []string, tag string, running bool) (lines []string, found bool) {
@@ -276,14 +277,25 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 	}
 	end := len(rows)
 	for i := start; i < end && !running && prompt != ""; i++ {
-		if strings.HasPrefix(rows[i], prompt) {
-			end = i // the prompt the shell came back to
+		if !strings.HasPrefix(rows[i], prompt) {
+			continue
+		}
+		if rest := rows[i][len(prompt):]; i == len(rows)-1 || strings.TrimSpace(rest) == "" || strings.Contains(rest, "__tmcp") {
+			end = i // the prompt the shell came back to, or tmcp's next run
 		}
 	}
 	if start >= end {
 		return []string{}, true
 	}
-	return rows[start:end], true
+	lines = append([]string(nil), rows[start:end]...)
+	for i, l := range lines {
+		// A prompt drawn after a line typed ahead of it is glued to the
+		// front of the output's first row, as on the screen.
+		if prompt != "" && !running {
+			lines[i] = strings.TrimPrefix(l, prompt)
+		}
+	}
+	return lines, true
 }
 
 // joinReasons joins the reasons that are not empty.
