@@ -43,7 +43,7 @@ func TestLevelOfComparesTheMedianOnceWarmedUpWithTheMedianAtTheEnd(t *testing.T)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := levelOf("open files", tt.samples, 40*time.Second, files, tt.factor, tt.slack)
+			l := levelOf("open files", tt.samples, 10*time.Second, 30*time.Second, files, tt.factor, tt.slack)
 			if l.warm != tt.warm || l.end != tt.end || l.limit != tt.limit || l.ok() != tt.ok {
 				t.Errorf("levelOf: warm %d, end %d, limit %d, ok %v; want %d, %d, %d, %v", l.warm, l.end, l.limit, l.ok(), tt.warm, tt.end, tt.limit, tt.ok)
 			}
