@@ -319,6 +319,7 @@ wait:
 			}
 		}
 	}
+	sum.callsEnd = time.Since(s.begin)
 	s.stopped.Store(true)
 	close(s.stopping)
 	s.logf("time is up; waiting for the calls in flight")

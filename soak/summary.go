@@ -21,10 +21,11 @@ type summary struct {
 	stop        stopReport
 	restarts    []restart
 	// warmEnd is when, since the calls began, tmcp is taken as warmed up
-	// (the first quarter of the duration); tailFrom when the end that is
-	// judged against it begins (see soak.tailFrom).
-	warmEnd, tailFrom time.Duration
-	samples           []sample
+	// (the first quarter of the duration); tailFrom and callsEnd bound the
+	// end that is judged against it (see soak.tailFrom): after callsEnd
+	// only the calls in flight were left to finish.
+	warmEnd, tailFrom, callsEnd time.Duration
+	samples                     []sample
 	// panesMade and warmUp are how long making the panes took, and then
 	// filling their streams and running each once.
 	panesMade, warmUp time.Duration
@@ -62,7 +63,7 @@ func (s *summary) memoryOf(name string, value func(sample) int64) memory {
 		if x.at <= s.warmEnd {
 			m.first = v
 		}
-		if x.at >= s.tailFrom {
+		if x.at >= s.tailFrom && x.at <= s.callsEnd {
 			m.last = max(m.last, v)
 		}
 	}
@@ -106,11 +107,11 @@ func (l level) ok() bool { return l.limit < 0 || l.end <= l.limit }
 // levelOf reads a count from the samples. Its warm level is the median
 // over the second half of the warm-up (up to warmEnd), when tmcp has
 // warmed up and nothing is disrupted yet; its end level the median from
-// tailFrom on, when every disruption is over. Medians, so that a burst of
+// tailFrom to callsEnd, when every disruption is over and the calls go on. Medians, so that a burst of
 // calls in flight does not count as growth. The end may be at most factor
 // times the warm level plus slack; a factor of 0, or a window without
 // samples, is not judged.
-func levelOf(name string, samples []sample, warmEnd, tailFrom time.Duration, value func(sample) int, factor float64, slack int) level {
+func levelOf(name string, samples []sample, warmEnd, tailFrom, callsEnd time.Duration, value func(sample) int, factor float64, slack int) level {
 	l := level{name: name, limit: -1}
 	var warm, end []int
 	for _, x := range samples {
@@ -119,7 +120,7 @@ func levelOf(name string, samples []sample, warmEnd, tailFrom time.Duration, val
 		switch {
 		case x.at >= warmEnd/2 && x.at <= warmEnd:
 			warm = append(warm, v)
-		case x.at >= tailFrom:
+		case x.at >= tailFrom && x.at <= callsEnd:
 			end = append(end, v)
 		}
 	}
@@ -144,8 +145,8 @@ func median(vs []int) int {
 // levels are the counts that must stay flat: goroutines and open files.
 func (s *summary) levels() []level {
 	return []level{
-		levelOf("goroutines", s.samples, s.warmEnd, s.tailFrom, func(x sample) int { return x.goroutines }, s.cfg.GoroutineFactor, s.cfg.GoroutineSlack),
-		levelOf("open files", s.samples, s.warmEnd, s.tailFrom, func(x sample) int { return x.files }, s.cfg.FilesFactor, s.cfg.FilesSlack),
+		levelOf("goroutines", s.samples, s.warmEnd, s.tailFrom, s.callsEnd, func(x sample) int { return x.goroutines }, s.cfg.GoroutineFactor, s.cfg.GoroutineSlack),
+		levelOf("open files", s.samples, s.warmEnd, s.tailFrom, s.callsEnd, func(x sample) int { return x.files }, s.cfg.FilesFactor, s.cfg.FilesSlack),
 	}
 }
 
@@ -241,8 +242,8 @@ func (s *summary) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  duration    %.1fs of calls (t+0), %d panes + %s, seed %d, tmux %s, GOMAXPROCS %d\n",
 		s.elapsed.Seconds(), s.cfg.Panes, flood, s.cfg.Seed, s.tmuxVersion, runtime.GOMAXPROCS(0))
-	fmt.Fprintf(w, "              warmed up by t+%.1fs; the end judged from t+%.1fs (the calls go on a quarter of -duration past the last disruption)\n",
-		s.warmEnd.Seconds(), s.tailFrom.Seconds())
+	fmt.Fprintf(w, "              warmed up by t+%.1fs; the end judged from t+%.1fs to t+%.1fs (the calls go on a quarter of -duration past the last disruption)\n",
+		s.warmEnd.Seconds(), s.tailFrom.Seconds(), s.callsEnd.Seconds())
 	fmt.Fprintf(w, "  set-up      panes made in %.1fs, their streams filled and each run once in %.1fs more\n", s.panesMade.Seconds(), s.warmUp.Seconds())
 	if s.cfg.SerialStart {
 		fmt.Fprintf(w, "              streams started one pane at a time (-serial-start)\n")
