@@ -14,13 +14,17 @@ const drainLimit = stopLimit
 // launchTries bounds the attempts to start tmux again in a restart.
 const launchTries = 5
 
-// disrupter carries out the planned disruptions, each at its time, one
-// at a time with the kills. One that cannot begin before the last quarter
-// of the soak (those before it took long: a restart sets the panes up
-// again) is not done, so the last quarter still shows tmcp settled.
+// disrupter carries out the planned disruptions, each at its time (or as
+// soon as the one before is over: a restart sets the panes up again), one
+// at a time with the kills.
 func (s *soak) disrupter(ctx context.Context, events []disruption) {
 	defer s.wg.Done()
 	defer s.recoverPanic("disrupter")
+	defer func() {
+		s.mu.Lock()
+		s.disrupting, s.disruptionsOver = false, time.Now()
+		s.mu.Unlock()
+	}()
 	for _, ev := range events {
 		select {
 		case <-time.After(time.Until(s.begin.Add(ev.at))):
@@ -30,13 +34,6 @@ func (s *soak) disrupter(ctx context.Context, events []disruption) {
 			return
 		}
 		s.disrupt.Lock()
-		if late := time.Since(s.begin); late > 3*s.cfg.Duration/4 {
-			s.mu.Lock()
-			s.skipped = append(s.skipped, fmt.Sprintf("%s planned at t+%.0fs, not begun by t+%.0fs", ev.kind, ev.at.Seconds(), late.Seconds()))
-			s.mu.Unlock()
-			s.disrupt.Unlock()
-			continue
-		}
 		s.logf("t=%3.0fs %s", time.Since(s.begin).Seconds(), ev.kind)
 		switch ev.kind {
 		case tmuxStop:

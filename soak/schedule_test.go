@@ -154,3 +154,39 @@ func TestGoneAnswerTellsAnAnswerSayingThePaneWent(t *testing.T) {
 		}
 	}
 }
+
+func TestTheCallsGoOnAQuarterPastTheLastDisruption(t *testing.T) {
+	const d = 40 * time.Second
+	begin := time.Now()
+	at := func(s float64) time.Time { return begin.Add(time.Duration(s * float64(time.Second))) }
+	tests := []struct {
+		name       string
+		disrupting bool
+		over       float64 // when the last disruption was over; 0: none planned
+		now        float64
+		tail       time.Duration
+		callsOver  bool
+	}{
+		{"none planned, before the end", false, 0, 39, 30 * time.Second, false},
+		{"none planned, at the end", false, 0, 40, 30 * time.Second, true},
+		{"over in time", false, 25, 40, 30 * time.Second, true},
+		{"still disrupting at the end", true, 0, 45, 30 * time.Second, false},
+		{"over late: the tail starts then", false, 38, 40, 38 * time.Second, false},
+		{"over late, a quarter later", false, 38, 48, 38 * time.Second, true},
+		{"a disrupter stuck far past its time", true, 0, 201, 30 * time.Second, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &soak{cfg: config{Duration: d}, begin: begin, disrupting: tt.disrupting}
+			if tt.over > 0 {
+				s.disruptionsOver = at(tt.over)
+			}
+			if got := s.tailFrom(); got != tt.tail {
+				t.Errorf("tailFrom = %v, want %v", got, tt.tail)
+			}
+			if got := s.callsOver(at(tt.now)); got != tt.callsOver {
+				t.Errorf("callsOver at t+%vs = %v, want %v", tt.now, got, tt.callsOver)
+			}
+		})
+	}
+}

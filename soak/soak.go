@@ -33,6 +33,9 @@ const (
 	stopLimit = 2*time.Minute + hangGrace
 	// teardownLimit bounds the teardown after a Ctrl-C.
 	teardownLimit = 30 * time.Second
+	// disruptionsLimit times the duration bounds how long the calls go on
+	// waiting for the planned disruptions to be over.
+	disruptionsLimit = 5
 	// fillSlots is how many panes fill their streams at once: a hundred
 	// at once are more output than tmux passes on within a run's wait.
 	fillSlots = 4
@@ -139,7 +142,10 @@ type soak struct {
 	closed  bool      // the last tmcp is closed: a restart must not start one
 	jobs    []jobCheck
 	jobsSeq int
-	skipped []string // the disruptions not done: the soak's time was short
+	// disrupting is set while planned disruptions are still to come;
+	// disruptionsOver is when the last was over.
+	disrupting      bool
+	disruptionsOver time.Time
 }
 
 func (s *soak) running(ctx context.Context) bool {
@@ -289,10 +295,10 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 		go s.killer(ctx, rand.New(rand.NewSource(rng.Int63())))
 	}
 	if events := plan(cfg.Duration, cfg.TmuxRestarts, cfg.TmcpRestarts, cfg.StopFor > 0); len(events) > 0 {
+		s.disrupting = true
 		s.wg.Add(1)
 		go s.disrupter(ctx, events)
 	}
-	deadline := time.After(cfg.Duration)
 	firstQuarter := time.After(cfg.Duration / 4)
 wait:
 	for {
@@ -304,17 +310,16 @@ wait:
 					s.logf("writing the heap profile: %v", err)
 				}
 			}
-		case <-deadline:
-			break wait
 		case <-ctx.Done():
 			s.intr.Store(true)
 			break wait
 		case <-time.After(100 * time.Millisecond):
-			if s.stopped.Load() {
+			if s.stopped.Load() || s.callsOver(time.Now()) {
 				break wait
 			}
 		}
 	}
+	sum.callsEnd = time.Since(s.begin)
 	s.stopped.Store(true)
 	close(s.stopping)
 	s.logf("time is up; waiting for the calls in flight")
@@ -332,9 +337,7 @@ wait:
 	}
 	sum.stop = s.stopRep
 	sum.restarts = s.restarts.done()
-	s.mu.Lock()
-	sum.skipped = s.skipped
-	s.mu.Unlock()
+	sum.warmEnd, sum.tailFrom = cfg.Duration/4, s.tailFrom()
 	sum.interrupted = s.interrupted()
 	sum.early = sum.elapsed < cfg.Duration
 
@@ -353,6 +356,33 @@ wait:
 	sum.goroutinesClosed, sum.procsClosed, _ = settle(cfg.Settle, sum.goroutinesStart, 0)
 	sum.stacksClosed = goroutineStacks()
 	return sum, nil
+}
+
+// callsOver reports whether the soak's calls are over at now: its
+// duration is up, its disruptions are over, and its tail has lasted a
+// quarter of the duration, so that the end shows tmcp settled after them
+// all. A disrupter stuck far past its time ends the calls anyway (its
+// goroutine is then reported as hung).
+func (s *soak) callsOver(now time.Time) bool {
+	s.mu.Lock()
+	disrupting := s.disrupting
+	s.mu.Unlock()
+	if disrupting {
+		return now.After(s.begin.Add(disruptionsLimit * s.cfg.Duration))
+	}
+	return !now.Before(s.begin.Add(s.tailFrom() + s.cfg.Duration/4))
+}
+
+// tailFrom is when, since the calls began, the end that is judged begins:
+// three quarters in, or once the disruptions are over if that is later.
+func (s *soak) tailFrom() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tail := 3 * s.cfg.Duration / 4
+	if !s.disruptionsOver.IsZero() {
+		tail = max(tail, s.disruptionsOver.Sub(s.begin))
+	}
+	return tail
 }
 
 // instance returns the tmcp running now.

@@ -20,8 +20,12 @@ type summary struct {
 	early       bool // the calls ended before their time: a crash, a failed set-up
 	stop        stopReport
 	restarts    []restart
-	skipped     []string // disruptions not done for want of time
-	samples     []sample
+	// warmEnd is when, since the calls began, tmcp is taken as warmed up
+	// (the first quarter of the duration); tailFrom and callsEnd bound the
+	// end that is judged against it (see soak.tailFrom): after callsEnd
+	// only the calls in flight were left to finish.
+	warmEnd, tailFrom, callsEnd time.Duration
+	samples                     []sample
 	// panesMade and warmUp are how long making the panes took, and then
 	// filling their streams and running each once.
 	panesMade, warmUp time.Duration
@@ -38,7 +42,7 @@ type summary struct {
 // memory is how one measure of memory went over the soak.
 type memory struct {
 	name              string
-	first, peak, last int64 // after the first quarter; highest; highest in the last quarter
+	first, peak, last int64 // after the first quarter; highest; highest at the end (from tailFrom)
 	limit             int64 // negative: not judged
 	rule              string
 }
@@ -46,21 +50,20 @@ type memory struct {
 func (m memory) ok() bool { return m.limit < 0 || m.last <= m.limit }
 
 // memoryOf reads one measure from the samples: the value once the first
-// quarter is over, against the highest in the last quarter.
+// quarter is over, against the highest at the end (from tailFrom).
 func (s *summary) memoryOf(name string, value func(sample) int64) memory {
 	m := memory{name: name}
 	if len(s.samples) == 0 {
 		return m
 	}
-	q := s.elapsed / 4
 	m.first = value(s.samples[0])
 	for _, x := range s.samples {
 		v := value(x)
 		m.peak = max(m.peak, v)
-		if x.at <= q {
+		if x.at <= s.warmEnd {
 			m.first = v
 		}
-		if x.at >= 3*q {
+		if x.at >= s.tailFrom && x.at <= s.callsEnd {
 			m.last = max(m.last, v)
 		}
 	}
@@ -101,24 +104,23 @@ type level struct {
 
 func (l level) ok() bool { return l.limit < 0 || l.end <= l.limit }
 
-// levelOf reads a count from the samples of a soak whose calls went on
-// for elapsed. Its warm level is the median over the second half of the
-// first quarter, when tmcp has warmed up and nothing is disrupted yet; its
-// end level the median over the last quarter, when every disruption is
-// over (see plan). Medians, so that a burst of calls in flight does not
-// count as growth. The end may be at most factor times the warm level plus
-// slack; a factor of 0, or a window without samples, is not judged.
-func levelOf(name string, samples []sample, elapsed time.Duration, value func(sample) int, factor float64, slack int) level {
+// levelOf reads a count from the samples. Its warm level is the median
+// over the second half of the warm-up (up to warmEnd), when tmcp has
+// warmed up and nothing is disrupted yet; its end level the median from
+// tailFrom to callsEnd, when every disruption is over and the calls go on. Medians, so that a burst of
+// calls in flight does not count as growth. The end may be at most factor
+// times the warm level plus slack; a factor of 0, or a window without
+// samples, is not judged.
+func levelOf(name string, samples []sample, warmEnd, tailFrom, callsEnd time.Duration, value func(sample) int, factor float64, slack int) level {
 	l := level{name: name, limit: -1}
-	q := elapsed / 4
 	var warm, end []int
 	for _, x := range samples {
 		v := value(x)
 		l.peak = max(l.peak, v)
 		switch {
-		case x.at >= q/2 && x.at <= q:
+		case x.at >= warmEnd/2 && x.at <= warmEnd:
 			warm = append(warm, v)
-		case x.at >= 3*q:
+		case x.at >= tailFrom && x.at <= callsEnd:
 			end = append(end, v)
 		}
 	}
@@ -143,8 +145,8 @@ func median(vs []int) int {
 // levels are the counts that must stay flat: goroutines and open files.
 func (s *summary) levels() []level {
 	return []level{
-		levelOf("goroutines", s.samples, s.elapsed, func(x sample) int { return x.goroutines }, s.cfg.GoroutineFactor, s.cfg.GoroutineSlack),
-		levelOf("open files", s.samples, s.elapsed, func(x sample) int { return x.files }, s.cfg.FilesFactor, s.cfg.FilesSlack),
+		levelOf("goroutines", s.samples, s.warmEnd, s.tailFrom, s.callsEnd, func(x sample) int { return x.goroutines }, s.cfg.GoroutineFactor, s.cfg.GoroutineSlack),
+		levelOf("open files", s.samples, s.warmEnd, s.tailFrom, s.callsEnd, func(x sample) int { return x.files }, s.cfg.FilesFactor, s.cfg.FilesSlack),
 	}
 }
 
@@ -200,18 +202,14 @@ func (s *summary) reasons() []string {
 			out = append(out, fmt.Sprintf("a call in flight when tmux was killed ended %.2fs later (bound %.1fs)", r.slowest.Seconds(), (commandDeadline+s.cfg.Slack).Seconds()))
 		}
 	}
-	short := ""
-	if len(s.skipped) > 0 {
-		short = " (the soak was too short for them: " + strings.Join(s.skipped, "; ") + "; give it more time)"
-	}
 	if !s.stop.done && s.cfg.StopFor > 0 {
-		out = append(out, "the tmux server was never stopped"+short)
+		out = append(out, "the tmux server was never stopped")
 	}
 	if done[tmuxRestart] < s.cfg.TmuxRestarts {
-		out = append(out, fmt.Sprintf("tmux was restarted %d times, not %d%s", done[tmuxRestart], s.cfg.TmuxRestarts, short))
+		out = append(out, fmt.Sprintf("tmux was restarted %d times, not %d", done[tmuxRestart], s.cfg.TmuxRestarts))
 	}
 	if done[tmcpRestart] < s.cfg.TmcpRestarts {
-		out = append(out, fmt.Sprintf("tmcp was restarted %d times, not %d%s", done[tmcpRestart], s.cfg.TmcpRestarts, short))
+		out = append(out, fmt.Sprintf("tmcp was restarted %d times, not %d", done[tmcpRestart], s.cfg.TmcpRestarts))
 	}
 	if s.kills.kills == 0 && s.cfg.KillEvery > 0 {
 		out = append(out, "no pane was killed")
@@ -244,6 +242,8 @@ func (s *summary) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  duration    %.1fs of calls (t+0), %d panes + %s, seed %d, tmux %s, GOMAXPROCS %d\n",
 		s.elapsed.Seconds(), s.cfg.Panes, flood, s.cfg.Seed, s.tmuxVersion, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "              warmed up by t+%.1fs; the end judged from t+%.1fs to t+%.1fs (the calls go on a quarter of -duration past the last disruption)\n",
+		s.warmEnd.Seconds(), s.tailFrom.Seconds(), s.callsEnd.Seconds())
 	fmt.Fprintf(w, "  set-up      panes made in %.1fs, their streams filled and each run once in %.1fs more\n", s.panesMade.Seconds(), s.warmUp.Seconds())
 	if s.cfg.SerialStart {
 		fmt.Fprintf(w, "              streams started one pane at a time (-serial-start)\n")
@@ -288,9 +288,6 @@ func (s *summary) print(w io.Writer) {
 	if len(s.restarts) == 0 {
 		fmt.Fprintf(w, "  restarts    none\n")
 	}
-	for _, k := range s.skipped {
-		fmt.Fprintf(w, "  not done    %s\n", k)
-	}
 	for i, r := range s.restarts {
 		head := "  restarts    "
 		if i > 0 {
@@ -324,7 +321,7 @@ func (s *summary) print(w io.Writer) {
 			if m.limit >= 0 {
 				limit = "limit " + mib(m.limit)
 			}
-			last := "highest in the last quarter"
+			last := "highest at the end"
 			if m.name == "live heap" {
 				last = "at the end"
 			}

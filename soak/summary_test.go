@@ -6,11 +6,12 @@ import (
 )
 
 func TestLevelOfComparesTheMedianOnceWarmedUpWithTheMedianAtTheEnd(t *testing.T) {
-	// A 40 s soak sampled each second: the warm window is 5-10 s, the end
+	// A soak sampled each second, its calls over at 40 s, and sampled 5 s
+	// more while the last ones finish: the warm window is 5-10 s, the end
 	// window 30-40 s.
 	series := func(v func(sec int) int) []sample {
 		var out []sample
-		for sec := 0; sec <= 40; sec++ {
+		for sec := 0; sec <= 45; sec++ {
 			out = append(out, sample{at: time.Duration(sec) * time.Second, files: v(sec)})
 		}
 		return out
@@ -38,12 +39,18 @@ func TestLevelOfComparesTheMedianOnceWarmedUpWithTheMedianAtTheEnd(t *testing.T)
 			return 20
 		}), 1.25, 16, 20, 20, 41, true},
 		{"a leak is", series(func(sec int) int { return 20 + 2*sec }), 1.25, 16, 36, 90, 61, false},
+		{"the calls finishing after the end are not the end", series(func(sec int) int {
+			if sec > 40 {
+				return 0 // only a few calls left in flight
+			}
+			return 20 + 2*sec
+		}), 1.25, 16, 36, 90, 61, false},
 		{"not judged with factor 0", series(func(sec int) int { return 20 + 2*sec }), 0, 16, 36, 90, -1, true},
 		{"not judged without samples at the end", series(func(int) int { return 20 })[:20], 1.25, 16, 0, 0, -1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := levelOf("open files", tt.samples, 40*time.Second, files, tt.factor, tt.slack)
+			l := levelOf("open files", tt.samples, 10*time.Second, 30*time.Second, 40*time.Second, files, tt.factor, tt.slack)
 			if l.warm != tt.warm || l.end != tt.end || l.limit != tt.limit || l.ok() != tt.ok {
 				t.Errorf("levelOf: warm %d, end %d, limit %d, ok %v; want %d, %d, %d, %v", l.warm, l.end, l.limit, l.ok(), tt.warm, tt.end, tt.limit, tt.ok)
 			}
