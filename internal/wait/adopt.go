@@ -33,6 +33,8 @@ const endSettle = 300 * time.Millisecond
 // keeper writes the jobs' records, when the Service keeps them.
 type keeper struct {
 	store   *jobstate.Store
+	mu      sync.Mutex     // orders a write's start against the Service's close
+	closing bool           // jobs that end now end only for this tmcp
 	writing sync.WaitGroup // records being written in the background
 }
 
@@ -64,11 +66,23 @@ func (s *Service) kept(j *job) {
 // keptEnd writes a job's record once it ended, in the background, unless
 // the job only ended for tmcp because tmcp shuts down.
 func (s *Service) keptEnd(j *job) {
-	if s.keep == nil || s.closing.Load() {
+	if s.keep == nil {
 		return
 	}
 	r := j.record()
-	s.keep.writing.Go(func() { _ = s.keep.store.Put(r) })
+	s.keep.mu.Lock()
+	defer s.keep.mu.Unlock()
+	if !s.keep.closing {
+		s.keep.writing.Go(func() { _ = s.keep.store.Put(r) })
+	}
+}
+
+// close stops the writing of ends and waits for those under way.
+func (k *keeper) close() {
+	k.mu.Lock()
+	k.closing = true
+	k.mu.Unlock()
+	k.writing.Wait()
 }
 
 // ended frees a job's pane and writes its end.

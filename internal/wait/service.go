@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tmcp/tmcp/internal/pane"
@@ -46,8 +45,7 @@ type Service struct {
 	// across panes whose own wait has ended, as the wait takes note of it.
 	settled func(paneID string)
 
-	keep    *keeper     // where jobs are kept for later tmcp processes; nil: nowhere
-	closing atomic.Bool // jobs that end now end only for this tmcp
+	keep *keeper // where jobs are kept for later tmcp processes; nil: nowhere
 
 	closeOnce sync.Once
 }
@@ -128,10 +126,9 @@ func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
 // their panes.
 func (s *Service) Close() {
 	s.closeOnce.Do(func() {
-		s.closing.Store(true)
-		s.jobs.closeAll()
 		if s.keep != nil {
-			s.keep.writing.Wait()
+			s.keep.close()
 		}
+		s.jobs.closeAll()
 	})
 }
