@@ -105,6 +105,8 @@ func (s *Stream) endsMidLine() bool {
 
 // rowFollower is the hub's place in a held pane's history.
 type rowFollower struct {
+	history int // the pane's history size and cursor row at the last look
+	cursorY int
 	anchor  uint32 // hash of the last row written to the stream (or seen first)
 	partial string // the unfinished row, at the last look
 	sig     string // what the last look saw, to tell a calm pane
@@ -197,10 +199,18 @@ func (h *Hub) look(s *Stream, f *rowFollower, first bool) (changed bool, err err
 		}
 	}
 	fresh := rows[at+1:]
-	if first {
+	moved := info.HistorySize != f.history || info.CursorY != f.cursorY
+	f.history, f.cursorY = info.HistorySize, info.CursorY
+	switch {
+	case first:
 		fresh = nil
-	} else if at < 0 {
+	case at < 0:
 		s.skip() // the anchor scrolled out: rows between may have too
+	case len(fresh) == 0 && moved && at == len(rows)-1:
+		// Rows came, each the same as the last one written (yes): the
+		// newest is one of them, and none can be told from the others.
+		fresh = rows[at:]
+		s.skip()
 	}
 	var b strings.Builder
 	if len(fresh) > 0 && !f.wrote && s.endsMidLine() {
