@@ -517,7 +517,14 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				if recorded {
 					// The shell left the status in the pane's option: the end
 					// mark went by unseen (dropped, or before this tmcp).
-					j.end(false, &status, "")
+					reason := ""
+					switch {
+					case j.lostConnection():
+						reason = "the connection to the host was lost during the command: its output after the drop is not known; its status is the one its shell left in the pane's " + endOption
+					case j.lostOutput():
+						reason = "tmux dropped output, the end mark with it: its status is the one its shell left in the pane's " + endOption
+					}
+					j.end(false, &status, reason)
 					return
 				}
 			}
