@@ -19,9 +19,9 @@ import (
 // last look, found after the last row it wrote (its anchor). Rows that
 // scrolled out of the history between two looks never reach the stream,
 // so the stream counts a skip as the hold begins and whenever the anchor
-// is gone: readers with a cursor are told output was lost; waits go on. Once floodCalm
-// looks in a row find nothing new, the hub writes the unfinished row (a
-// prompt) and lets the pane's bytes flow again.
+// is gone: readers with a cursor are told output was lost; waits go on.
+// Once floodCalm looks in a row find nothing new, the hub writes the
+// unfinished row (a prompt) and lets the pane's bytes flow again.
 const (
 	floodBytes  = 8 << 20
 	floodWindow = 2 * time.Second
@@ -72,14 +72,6 @@ func (s *Stream) Exact() (release func()) {
 			s.exact--
 		}
 	}
-}
-
-// Following reports whether the pane's flood is being followed through
-// tmux's history rather than byte by byte.
-func (s *Stream) Following() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.following
 }
 
 // followEnded lets the meter start again from nothing.

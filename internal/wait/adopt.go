@@ -20,7 +20,8 @@ import (
 // the status from the pane's @tmcp_end option, which the shell's helper
 // sets as the job ends, and the output from the pane's history, between
 // the row of the typed line (which carries the job's token) and the
-// shell's next prompt, told by the text before the typed line on its row. A job still running is followed again, as any.
+// shell's next prompt, told by the text before the typed line on its
+// row. A job still running is followed again, as any.
 
 // endOption is the pane option the helper leaves the last job's token
 // and status in.
@@ -129,14 +130,13 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 		s.refill(ctx, j)
 		return s.jobs.keep(j), nil
 	}
-	_, tag := j.mark()
 	gone := func(why string) (*job, error) {
 		j.lost = true
 		j.end(true, nil, why+"; its status and output are not known")
 		s.keptEnd(j)
 		return s.jobs.keep(j), nil
 	}
-	end, err := s.tc.Expand(ctx, rec.Pane, "#{pane_pid} #{"+endOption+"}")
+	pid, status, ok, err := s.paneEnd(ctx, j)
 	var cerr *tmux.CommandError
 	switch {
 	case errors.As(err, &cerr):
@@ -144,7 +144,6 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 	case err != nil:
 		return nil, fmt.Errorf("looking up job %s of an earlier tmcp in pane %s: %w", rec.ID, rec.Pane, err)
 	}
-	pid, status, ok := parseEnd(end, tag)
 	if rec.PanePID != 0 && pid != rec.PanePID {
 		return gone(fmt.Sprintf("pane %s runs another process (pid %d, not %d): it was respawned, or its tmux server restarted, while no tmcp followed the job", rec.Pane, pid, rec.PanePID))
 	}
@@ -155,9 +154,7 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 			case <-time.After(endSettle):
 			case <-ctx.Done():
 			}
-			if end, err = s.tc.Expand(ctx, rec.Pane, "#{pane_pid} #{"+endOption+"}"); err == nil {
-				_, status, ok = parseEnd(end, tag)
-			}
+			status, ok = s.recordedEnd(ctx, j)
 			if !ok {
 				j.end(false, nil, "it ended while no tmcp followed it, and its shell could not leave its status (no tmux reachable from it)")
 				s.refill(ctx, j)
@@ -198,13 +195,20 @@ func (s *Service) followAgain(ctx context.Context, j *job) (*job, error) {
 // recordedEnd returns the status the job's shell left in the pane's
 // endOption, if the option names the job.
 func (s *Service) recordedEnd(ctx context.Context, j *job) (status int, ok bool) {
+	_, status, ok, _ = s.paneEnd(ctx, j)
+	return status, ok
+}
+
+// paneEnd reads the process of a job's pane and its endOption; ok says
+// the option names the job, with its status.
+func (s *Service) paneEnd(ctx context.Context, j *job) (pid, status int, ok bool, err error) {
 	_, tag := j.mark()
 	out, err := s.tc.Expand(ctx, j.paneID, "#{pane_pid} #{"+endOption+"}")
 	if err != nil {
-		return 0, false
+		return 0, 0, false, err
 	}
-	_, status, ok = parseEnd(out, tag)
-	return status, ok
+	pid, status, ok = parseEnd(out, tag)
+	return pid, status, ok, nil
 }
 
 // parseEnd reads "PID TAG STATUS", the pane's process and its end option;
@@ -263,11 +267,12 @@ func (j *job) historyNote() string {
 
 // outputInHistory finds a job's output in a pane's rows: the rows after
 // the last one that holds the typed line of job tag (and, in fish, the
-// command's own row after it), up to the shell's next prompt (a row that
+// command's own row after it), up to the shell's next prompt: a row that
 // is only the text before the typed line on its row, the last row, or
-// tmcp's next run; a prompt glued to output is taken off), or to the last row (a job
-// that still runs, a prompt not drawn yet, or one with no text before
-// the typed line). found is false when no row holds the typed line.
+// tmcp's next run. A prompt glued to the first row is taken off. A job
+// that still runs, a prompt not drawn yet, or one with no text before the
+// typed line has all the rows to the last. found is false when no row
+// holds the typed line.
 func outputInHistory(rows []string, tag string, running bool) (lines []string, found bool) {
 	at, col := -1, -1
 	for i := len(rows) - 1; i >= 0 && at < 0; i-- {
@@ -302,12 +307,10 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 		return []string{}, true
 	}
 	lines = append([]string(nil), rows[start:end]...)
-	for i, l := range lines {
+	if prompt != "" && !running {
 		// A prompt drawn after a line typed ahead of it is glued to the
 		// front of the output's first row, as on the screen.
-		if prompt != "" && !running {
-			lines[i] = strings.TrimPrefix(l, prompt)
-		}
+		lines[0] = strings.TrimPrefix(lines[0], prompt)
 	}
 	return lines, true
 }
