@@ -30,11 +30,15 @@ func TestAWatchedFloodIsFollowedThroughTheHistory(t *testing.T) {
 		t.Errorf("capture_since across the flood: outputLost %v text %s; want output lost counted, and FLOOD-END", lost.OutputLost, describe(text))
 	}
 
-	// Once the pane is calm its bytes flow again, every one of them.
+	// After the flood, what the pane writes reaches the cursor whole.
 	waitPrompt(t, srv, pane)
 	after, _ := s.since(map[string]any{"paneId": pane})
 	srv.Must("send-keys", "-t", pane, "seq 1 3 | sed s/^/after-/", "Enter")
-	waitScreen(t, srv, pane, "after-3", func(rows []string) bool { return hasLine(rows, "after-3") })
+	// Until the pane is calm the rows come from the history, up to a look
+	// (40 ms) after the screen shows them: wait for the last through tmcp.
+	if r, _ := s.waitText(map[string]any{"paneId": pane, "cursor": after.Cursor, "patterns": []string{"^after-3$"}, "regex": true, "timeoutSeconds": 10}); r.Outcome != "matched" {
+		t.Fatalf("wait_for_text for after-3 after the flood: %s (%s)", r.Outcome, r.Reason)
+	}
 	calm, text := s.sinceLoss(map[string]any{"cursor": after.Cursor})
 	if calm.OutputLost || !strings.Contains(text, "after-1\nafter-2\nafter-3") {
 		t.Errorf("capture_since after the flood: outputLost %v text %s; want after-1 to after-3, nothing lost", calm.OutputLost, describe(text))

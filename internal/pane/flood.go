@@ -178,18 +178,8 @@ func (h *Hub) look(s *Stream, f *rowFollower, first bool) (changed bool, err err
 	if err != nil {
 		return false, err
 	}
-	rows = TrimBlank(rows)
-	partial := ""
-	if len(rows) > 0 && info.CursorX > 0 {
-		partial, rows = rows[len(rows)-1], rows[:len(rows)-1]
-	}
-	at := -1
-	for i := len(rows) - 1; i >= 0 && f.anchor != 0; i-- {
-		if LineHash(rows[i]) == f.anchor {
-			at = i
-			break
-		}
-	}
+	rows, partial := SplitUnfinished(rows, info.CursorX)
+	at := LastRowWith(rows, f.anchor)
 	fresh := rows[at+1:]
 	moved := info.HistorySize != f.history || info.CursorY != f.cursorY
 	f.history, f.cursorY = info.HistorySize, info.CursorY

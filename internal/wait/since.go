@@ -111,27 +111,19 @@ func (s *Service) continued(ctx context.Context, c pane.Cursor, why string, maxL
 	if err != nil {
 		return SinceResult{}, err
 	}
-	rows, err := s.tc.CapturePane(ctx, c.PaneID, tmux.CaptureOptions{History: true})
-	if err != nil {
-		return SinceResult{}, err
-	}
-	rows = pane.TrimBlank(rows)
-	at := -1
 	if info.PID != c.PanePID {
 		return s.fresh(ctx, c.PaneID, why+"; the pane runs another process than when the cursor was made", maxLines, maxBytes)
 	}
-	for i := len(rows) - 1; i >= 0 && at < 0 && !info.AlternateOn; i-- {
-		if pane.LineHash(rows[i]) == c.Anchor {
-			at = i
-		}
+	captured, err := s.tc.CapturePane(ctx, c.PaneID, tmux.CaptureOptions{History: true})
+	if err != nil {
+		return SinceResult{}, err
 	}
-	if at < 0 {
+	rows, partial := pane.SplitUnfinished(captured, info.CursorX)
+	at := pane.LastRowWith(rows, c.Anchor)
+	if at < 0 || info.AlternateOn {
 		return s.fresh(ctx, c.PaneID, why+", and the pane's history no longer holds the cursor's last line", maxLines, maxBytes)
 	}
-	lines, partial := rows[at+1:], ""
-	if len(lines) > 0 && info.CursorX > 0 {
-		partial, lines = lines[len(lines)-1], lines[:len(lines)-1]
-	}
+	lines := rows[at+1:]
 	tail := pane.NewTailBuffer(jobTailLines, jobTailBytes)
 	next := pane.Cursor{PaneID: c.PaneID, Generation: stream.Generation(), Offset: end, Anchor: c.Anchor, PanePID: c.PanePID}
 	for _, l := range lines {
