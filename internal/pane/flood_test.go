@@ -42,3 +42,35 @@ func TestFloodMeterCountsTheLastWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestAFloodIsFollowedOnlyWhileNoHolderNeedsEveryByte(t *testing.T) {
+	s := NewStream("%1", 1, 1<<20)
+	started := make(chan struct{}, 4)
+	s.onFlood = func() { started <- struct{}{} }
+	chunk := make([]byte, 1<<20)
+
+	release := s.Exact() // a job, a command wait or a recording
+	for range floodBytes / len(chunk) {
+		s.Write(chunk)
+	}
+	select {
+	case <-started:
+		t.Fatal("a flood began to be followed while a holder needed every byte")
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	s.Write(chunk)
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("with no holder needing every byte, the flood was not followed")
+	}
+	// A holder that comes while it is followed has it stop.
+	release = s.Exact()
+	defer release()
+	select {
+	case <-s.needAll:
+	default:
+		t.Fatal("Exact during a followed flood did not ask the follower to stop")
+	}
+}
