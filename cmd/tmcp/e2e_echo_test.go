@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // A wait already running when text is pasted into its pane must take the
 // command's output, not the pane's echo of the pasted line.
@@ -33,4 +37,49 @@ func TestWaitForTextSkipsTheEchoOfPastedText(t *testing.T) {
 			checkWaitText(t, r, text)
 		})
 	}
+}
+
+// A shell may echo a typed line long after tmcp typed it: busy, or on a
+// machine under load. Its echo, however late, is still not output.
+func TestWaitForTextSkipsAnEchoThatComesLate(t *testing.T) {
+	t.Parallel()
+	f := newWaitFixture(t)
+	// bash's line editor echoes a line when it reads it, not when it is
+	// typed; with the terminal's own echo off, a line typed while a
+	// command runs shows only once the shell reads it.
+	pane := newWindow(f.srv, "exec env PS1='$ ' bash --norc --noprofile")
+	waitPrompt(t, f.srv, pane)
+	f.srv.Must("send-keys", "-t", pane, "-l", "stty -echo; sleep 7; stty echo")
+	f.srv.Must("send-keys", "-t", pane, "Enter")
+	waitScreen(t, f.srv, pane, "the sleep under way", func(l []string) bool {
+		return len(l) > 0 && strings.HasSuffix(strings.TrimRight(l[len(l)-1], " "), "stty echo")
+	})
+
+	typed := time.Now()
+	f.s.ok("send_keys", map[string]any{"paneId": pane, "keys": "echo LATE-MARK"}, nil)
+	// From a cursor taken before the shell reads the line, its echo and
+	// its output both come after the wait's start.
+	since, _ := f.s.since(map[string]any{"paneId": pane})
+	r, text := f.s.waitText(map[string]any{"paneId": pane, "patterns": []string{"LATE-MARK"}, "cursor": since.Cursor, "timeoutSeconds": 15})
+	if r.Outcome != "matched" || r.Matched != "LATE-MARK" {
+		t.Errorf("an echo %v after the typing: outcome %s matched %q, want the output line LATE-MARK, not the echo; the reply:\n%s", time.Since(typed).Round(time.Second), r.Outcome, r.Matched, text)
+	}
+	checkWaitText(t, r, text)
+}
+
+// A typed line whose echo went by before a wait began explains away
+// nothing the wait sees: a later output line that ends with the same text
+// is output.
+func TestWaitForTextCountsALineLikeAnEchoThatWentByBeforeTheWait(t *testing.T) {
+	t.Parallel()
+	f := newWaitFixture(t)
+	f.s.since(map[string]any{"paneId": f.pane}) // the pane is streamed from here on
+	f.s.ok("send_keys", map[string]any{"paneId": f.pane, "keys": "echo SEEN-MARK"}, nil)
+	waitScreen(t, f.srv, f.pane, "the output SEEN-MARK", func(l []string) bool { return hasLine(l, "SEEN-MARK") })
+
+	r, text := f.waitWhileWriting(map[string]any{"paneId": f.pane, "patterns": []string{"echo SEEN-MARK"}, "timeoutSeconds": 5}, "first\r\nsaid: echo SEEN-MARK\r\n")
+	if r.Outcome != "matched" || r.Matched != "said: echo SEEN-MARK" {
+		t.Errorf("a line ending like an echo that went by earlier: outcome %s matched %q, want the output line %q; the reply:\n%s", r.Outcome, r.Matched, "said: echo SEEN-MARK", text)
+	}
+	checkWaitText(t, r, text)
 }

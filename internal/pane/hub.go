@@ -13,8 +13,10 @@ import (
 
 const (
 	// typedMemory is how long text tmcp typed into a pane is remembered, so
-	// that its echo is not taken for output.
-	typedMemory = 5 * time.Second
+	// that its echo is not taken for output. A shell echoes a line when it
+	// reads it, which a busy shell or a loaded machine may put off for
+	// seconds; a minute covers the longest wait (the ceiling's default).
+	typedMemory = time.Minute
 	// maxTyped bounds the lines remembered per pane.
 	maxTyped = 32
 	// minTyped is the shortest typed line worth remembering, in bytes.
@@ -66,7 +68,11 @@ type watched struct {
 type TypedLine struct {
 	Seq  uint64 // tells two typings of the same text apart
 	Text string
-	at   time.Time
+	// Generation and Offset are where the pane's stream stood when the
+	// line was typed; Generation is zero if the pane was not streamed.
+	Generation uint64
+	Offset     int64
+	at         time.Time
 }
 
 // NewHub returns a Hub that streams panes of tc's server.
@@ -435,8 +441,8 @@ func (h *Hub) Refresh(ctx context.Context, paneID string) (tmux.Pane, error) {
 	return p, nil
 }
 
-// RecentlyTyped returns the lines typed into a pane in the last few
-// seconds, oldest first.
+// RecentlyTyped returns the lines typed into a pane in the last minute,
+// oldest first.
 func (h *Hub) RecentlyTyped(paneID string) []TypedLine {
 	h.mu.Lock()
 	defer h.mu.Unlock()
