@@ -35,7 +35,7 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	}
 	floodMemory, floodWritten := floodLabels(cfg)
 	want := []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList,
-		rowRunTrue, rowRunMethod, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
+		rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
 		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas,
 		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, rowListMany, rowListManyFormat,
 		busyLabel(cfg), rowBusyCPU, rowBusyMemory,

@@ -64,6 +64,7 @@ const (
 	rowProcsList            = "tmux processes per list_sessions call (floor: list-sessions processes)"
 	rowRunTrue              = "run_command true (floor: send-keys + end mark in %output, control client)"
 	rowRunMethod            = "run_command true (floor: tmcp's buffer method, bare control client)"
+	rowRunSpaced            = "run_command true, 250 ms apart (floor: tmcp's buffer method, likewise)"
 	rowRunSeq               = "run_command seq 1 10000 (floor: send-keys + end mark in %output)"
 	rowProcsRun             = "tmux processes per run_command call (floor: the send-keys floor's)"
 	rowReaction             = "wait_for_text reaction, write → reply (floor: write → %output)"
@@ -264,7 +265,7 @@ func (b *bench) measure(ctx context.Context) []row {
 	floodMemory, floodWritten := floodLabels(b.cfg)
 	groups := []group{
 		{[]string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList}, b.basics},
-		{[]string{rowRunTrue, rowRunMethod, rowRunSeq, rowProcsRun}, b.runCommand},
+		{[]string{rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun}, b.runCommand},
 		{[]string{rowReaction}, b.reaction},
 		{[]string{rowMillion}, b.million},
 		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},

@@ -126,8 +126,21 @@ func (b *bench) runCommand(ctx context.Context) error {
 		r := durationRow(rowRunTrue, unitMs, tmTrue, &floorTrue)
 		b.put(r.withTarget("≤ 2× floor", r.Ratio != nil && *r.Ratio <= 2))
 		b.put(durationRow(rowRunMethod, unitMs, tmTrue, &floorMethod))
-
+		// Back to back, each run shares the machine with the last one's
+		// tail: the shell's background write of the end to @tmcp_end, a
+		// tmux client process. Spaced out, as an agent's calls are, a run
+		// has the machine to itself.
 		heavy := max(1, b.cfg.n/heavyShare)
+		floorSpaced, err := sample(ctx, b.cfg.warmups, heavy, spaced(floorRun(method)))
+		if err != nil {
+			return fmt.Errorf("floor of true by tmcp's method, spaced: %w", err)
+		}
+		tmSpaced, err := sample(ctx, b.cfg.warmups, heavy, spaced(b.runOnce(tp.id, "true", 0)))
+		if err != nil {
+			return fmt.Errorf("tmcp run_command true, spaced: %w", err)
+		}
+		b.put(durationRow(rowRunSpaced, unitMs, tmSpaced, &floorSpaced))
+
 		floorSeq, err := sample(ctx, b.cfg.warmups, heavy, floorRun(typed(seq)))
 		if err != nil {
 			return fmt.Errorf("floor of %s: %w", seq, err)
@@ -150,6 +163,21 @@ func (b *bench) runCommand(ctx context.Context) error {
 		b.put(valueRow(rowProcsRun, unitPerCall, heavy, float64(started)/float64(heavy), ptr(float64(floorStarted)/float64(heavy))))
 		return nil
 	})
+}
+
+// runGap is the pause before each spaced run.
+const runGap = 250 * time.Millisecond
+
+// spaced pauses, untimed, before each iteration of once.
+func spaced(once func(context.Context) (time.Duration, error)) func(context.Context) (time.Duration, error) {
+	return func(ctx context.Context) (time.Duration, error) {
+		select {
+		case <-time.After(runGap):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		return once(ctx)
+	}
 }
 
 // methodHelper is a shell function like the helper run_command hands a
