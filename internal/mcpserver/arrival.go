@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
 )
 
@@ -142,12 +143,15 @@ func (s *Server) stampCall(params json.RawMessage) uint64 {
 	// a line written just after the call could be taken for old.
 	s.startArrivalScreen(st, params)
 	st.marks = s.hub.MarksAt(now.Add(-arrivalSlack))
-	if st.read != nil {
-		// The call goes on once its screens are read, so that none of the
-		// commands it sends tmux comes before them; a tmux slow to answer
-		// holds the next message back this long at most.
+	if st.placed != nil {
+		// The next message is read once the screen reads are queued to
+		// tmux ahead of whatever it sends tmux (send_keys typing the line
+		// the wait is for), not once they are answered: a burst of waits
+		// is read at the pace tmcp queues commands, not at tmux's pace. A
+		// tmux slow to take them holds the next message back this long at
+		// most.
 		select {
-		case <-st.read:
+		case <-st.placed:
 		case <-time.After(arrivalScreenHold):
 		}
 	}
@@ -162,7 +166,7 @@ type stamp struct {
 	at      time.Time // when the call was read
 	marks   map[string]pane.Mark
 	screens chan map[string][]string // by pane; a pane whose screen could not be read is left out
-	read    chan struct{}            // closed once screens has its value
+	placed  chan struct{}            // closed once the reads are queued to tmux, or over
 }
 
 // startArrivalScreen begins reading the screens of the panes a
@@ -176,14 +180,16 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 		return
 	}
 	st.screens = make(chan map[string][]string, 1)
-	st.read = make(chan struct{})
+	st.placed = make(chan struct{})
+	var placedOnce sync.Once
+	allPlaced := func() { placedOnce.Do(func() { close(st.placed) }) }
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		defer cancel()
 		screens := map[string][]string{}
 		defer func() {
 			st.screens <- screens
-			close(st.read)
+			allPlaced()
 		}()
 		ids := targets
 		if len(targets) > 1 || targets[0] != paneID {
@@ -195,7 +201,7 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 			return
 		}
 		if len(ids) == 1 {
-			if rows := s.waits.ArrivalScreen(ctx, ids[0]); rows != nil {
+			if rows := s.waits.ArrivalScreen(tmux.WithPlaced(ctx, allPlaced), ids[0]); rows != nil {
 				screens[ids[0]] = rows
 			}
 			return
@@ -204,9 +210,20 @@ func (s *Server) startArrivalScreen(st *stamp, params json.RawMessage) {
 		// than the first's by the time the others take.
 		var mu sync.Mutex
 		var wg sync.WaitGroup
+		var left atomic.Int64
+		left.Store(int64(len(ids)))
 		for _, id := range ids {
+			var once sync.Once
+			done := func() {
+				once.Do(func() {
+					if left.Add(-1) == 0 {
+						allPlaced()
+					}
+				})
+			}
 			wg.Go(func() {
-				if rows := s.waits.ArrivalScreen(ctx, id); rows != nil {
+				defer done()
+				if rows := s.waits.ArrivalScreen(tmux.WithPlaced(ctx, done), id); rows != nil {
 					mu.Lock()
 					screens[id] = rows
 					mu.Unlock()

@@ -295,6 +295,25 @@ func (c *controlClient) post(args ...string) {
 	}
 }
 
+// placedKey carries the function WithPlaced gives a context.
+type placedKey struct{}
+
+// WithPlaced returns a context under which a command sent over a control
+// client calls fn once its place among the commands that client sends is
+// fixed: every command sent after that reaches tmux after it. A caller
+// that must order its command before later ones need not wait for the
+// reply. fn is not called for a command that never gets a place.
+func WithPlaced(ctx context.Context, fn func()) context.Context {
+	return context.WithValue(ctx, placedKey{}, fn)
+}
+
+// placed calls the function WithPlaced gave ctx, if any.
+func placed(ctx context.Context) {
+	if fn, ok := ctx.Value(placedKey{}).(func()); ok {
+		fn()
+	}
+}
+
 // run sends one command and waits for its verified reply.
 func (c *controlClient) run(ctx context.Context, args []string) ([]string, error) {
 	r, err := c.newRequest(args)
@@ -303,6 +322,7 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	}
 	select {
 	case c.writes <- r:
+		placed(ctx)
 	case <-c.done:
 		return nil, c.closedErr()
 	case <-ctx.Done():

@@ -404,3 +404,41 @@ func TestHoldOutputStopsAWatchedPanesOutputUntilLetGo(t *testing.T) {
 		t.Error("HoldOutput of a pane nobody streams: no error")
 	}
 }
+
+// TestACommandSentOnceAnotherIsPlacedIsWrittenAfterIt: WithPlaced's
+// function runs once the command's place in the order written to tmux is
+// fixed, so a command sent from then on is written after it, even while
+// tmux takes nothing yet.
+func TestACommandSentOnceAnotherIsPlacedIsWrittenAfterIt(t *testing.T) {
+	pr, pw := io.Pipe()
+	c := &controlClient{
+		stdin:  pw,
+		nonce:  "n",
+		sent:   new(atomic.Int64),
+		writes: make(chan *request, writeQueueLen),
+		kick:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	defer close(c.done)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	placed := make(chan struct{})
+	go c.run(WithPlaced(ctx, func() { close(placed) }), []string{"display-message", "-p", "first"})
+	select {
+	case <-placed:
+	case <-ctx.Done():
+		t.Fatal("the first command was never placed")
+	}
+	go c.run(ctx, []string{"display-message", "-p", "second"})
+	go c.writeLoop()
+	sc := bufio.NewScanner(pr)
+	var commands []string
+	for len(commands) < 2 && sc.Scan() {
+		if !strings.HasPrefix(sc.Text(), "display-message -p n.") { // not a sentinel
+			commands = append(commands, sc.Text())
+		}
+	}
+	if got := strings.Join(commands, " | "); !strings.Contains(commands[0], "first") || !strings.Contains(commands[1], "second") {
+		t.Errorf("written in the order %s, want first, then second", got)
+	}
+}
