@@ -163,6 +163,7 @@ func (b *bench) addBusyPanes(ctx context.Context) ([]busyPane, []string, error) 
 // does the panes an agent keeps waiting on, and the timed rounds time
 // waits on streamed panes.
 func (b *bench) busyCold(ctx context.Context, panes []busyPane) (missed int, err error) {
+	start := time.Now()
 	waits := make([]func() answer, len(panes))
 	texts := make([]string, len(panes))
 	for i, p := range panes {
@@ -174,6 +175,7 @@ func (b *bench) busyCold(ctx context.Context, panes []busyPane) (missed int, err
 	if err := b.tmcp.session.Ping(ctx, nil); err != nil {
 		errs = append(errs, fmt.Errorf("ping after the waits: %w", err))
 	} else {
+		b.notes.BusyColdReadMs = ms(time.Since(start))
 		time.Sleep(busyColdLead) // the point: the lines come this long after the calls
 		errs = append(errs, writeBusyLines(panes, func(i int) string { return texts[i] }, func(int, time.Time) {}))
 	}

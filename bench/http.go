@@ -99,7 +99,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // connect opens an MCP session over HTTP with the SDK's streamable client.
 func (h *httpTmcp) connect(ctx context.Context) (*tmcpProcess, error) {
 	t := &mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}
-	cs, err := newClient().Connect(ctx, arrivalTransport{t}, nil)
+	cs, err := newClient().Connect(ctx, arrivalTransport{Transport: t, writeBegins: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", h.url, err)
 	}

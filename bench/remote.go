@@ -151,7 +151,7 @@ func (b *bench) startRemoteTmcp(ctx context.Context, sshd *sshserver.Server) (*t
 	p := &tmcpProcess{cmd: childCommand(ctx, b.srv.Env(), b.bin, "-socket-path", b.srv.Socket,
 		"-ssh-config", sshd.ConfigFile, "-host", remoteHost+"="+sshserver.Alias+",socket="+b.srv.Socket), stderr: new(bytes.Buffer)}
 	p.cmd.Stderr = p.stderr
-	session, err := newClient().Connect(ctx, arrivalTransport{&mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}}, nil)
+	session, err := newClient().Connect(ctx, arrivalTransport{Transport: &mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s with a remote host: %w", b.bin, err)
 	}

@@ -89,6 +89,9 @@ type notes struct {
 	// stream yet missed a line written after tmcp had read them.
 	BusyColdMissed int `json:"busyPanesNotStreamedMissed"`
 	BusyColdWaits  int `json:"busyPanesNotStreamedWaits"`
+	// BusyColdReadMs is how long tmcp took to read those calls: from the
+	// first request's write to the answer of a ping written after the last.
+	BusyColdReadMs float64 `json:"busyPanesNotStreamedReadMs"`
 }
 
 // timing is a median and p90 in milliseconds.
@@ -232,8 +235,8 @@ func writeTable(w io.Writer, rep report) error {
 	if n.BusyP99Ms > 0 {
 		fmt.Fprintf(w, "- Waits on %d×%d busy panes: p99 %.3f ms after the write (floor p99 %.3f ms).\n",
 			rep.BusySessions, rep.BusyPanes, n.BusyP99Ms, n.BusyFloorP99Ms)
-		fmt.Fprintf(w, "- Waits on those panes before tmcp streamed them, each line written %v after tmcp read the calls: %d of %d missed.\n",
-			busyColdLead, n.BusyColdMissed, n.BusyColdWaits)
+		fmt.Fprintf(w, "- Waits on those panes before tmcp streamed them, each line written %v after tmcp read the calls (in %.1f ms): %d of %d missed.\n",
+			busyColdLead, n.BusyColdReadMs, n.BusyColdMissed, n.BusyColdWaits)
 	}
 	for _, r := range failed {
 		fmt.Fprintf(w, "\nERROR %s:\n  %s\n", r.Measurement, strings.ReplaceAll(r.Error, "\n", "\n  "))

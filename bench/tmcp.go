@@ -142,7 +142,7 @@ type tmcpProcess struct {
 func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer, env ...string) (*tmcpProcess, error) {
 	p := &tmcpProcess{cmd: childCommand(ctx, append(srv.Env(), env...), bin, "-socket-path", srv.Socket), stderr: new(bytes.Buffer)}
 	p.cmd.Stderr = p.stderr
-	session, err := client.Connect(ctx, arrivalTransport{&mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}}, nil)
+	session, err := client.Connect(ctx, arrivalTransport{Transport: &mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
@@ -155,12 +155,22 @@ func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxSer
 // *arrival: the SDK's client takes replies one after another, about a
 // millisecond each, so a hundred replies at once would otherwise be timed
 // by the client's queue, not by tmcp.
-type arrivalTransport struct{ mcp.Transport }
+//
+// Over a stream (stdio, ssh) a request counts as written once its write
+// returns; over HTTP, whose write may last until the reply, once it
+// begins: separate POSTs have no order to keep anyway.
+type arrivalTransport struct {
+	mcp.Transport
+	writeBegins bool // a request counts as written as its write begins
+}
 
-// arrival is where arrivalTransport puts the time a call's reply arrived.
+// arrival is where arrivalTransport puts the time a call's reply arrived,
+// and says when the call's request was written.
 type arrival struct {
-	mu sync.Mutex
-	at time.Time
+	mu      sync.Mutex
+	at      time.Time
+	written chan struct{} // closed once the request is on tmcp's stdin
+	once    sync.Once
 }
 
 type arrivalKey struct{}
@@ -170,24 +180,37 @@ func (t arrivalTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &arrivalConn{Connection: c, calls: map[jsonrpc.ID]*arrival{}}, nil
+	return &arrivalConn{Connection: c, calls: map[jsonrpc.ID]*arrival{}, writeBegins: t.writeBegins}, nil
 }
 
 type arrivalConn struct {
 	mcp.Connection
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]*arrival // by request id, until the reply
+
+	writeBegins bool
 }
 
 func (c *arrivalConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	var a *arrival
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		if a, ok := ctx.Value(arrivalKey{}).(*arrival); ok {
+		if a, ok = ctx.Value(arrivalKey{}).(*arrival); ok {
 			c.mu.Lock()
 			c.calls[req.ID] = a
 			c.mu.Unlock()
 		}
 	}
-	return c.Connection.Write(ctx, msg)
+	written := func() {
+		if a != nil && a.written != nil {
+			a.once.Do(func() { close(a.written) })
+		}
+	}
+	if c.writeBegins {
+		written()
+	}
+	err := c.Connection.Write(ctx, msg)
+	written()
+	return err
 }
 
 func (c *arrivalConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -252,15 +275,20 @@ type answer struct {
 	at  time.Time
 }
 
-// callAsync calls a tool on a goroutine of its own. The returned func
-// waits for the answer; cancel abandons the call (tmcp is told, and
-// answers at once).
+// callAsync calls a tool on a goroutine of its own, and returns once the
+// request is written to tmcp (or the call failed before): calls made one
+// after another reach tmcp in that order, and before anything the caller
+// sends next, such as a ping that shows tmcp has read them all. The
+// returned func waits for the answer; cancel abandons the call (tmcp is
+// told, and answers at once).
 func (p *tmcpProcess) callAsync(ctx context.Context, tool string, args map[string]any) (wait func() answer, cancel func()) {
 	ctx, cancel = context.WithCancel(ctx)
 	ch := make(chan answer, 1)
+	a := &arrival{written: make(chan struct{})}
+	returned := make(chan struct{})
 	go func() {
-		var a arrival
-		r, err := p.call(context.WithValue(ctx, arrivalKey{}, &a), tool, args)
+		defer close(returned)
+		r, err := p.call(context.WithValue(ctx, arrivalKey{}, a), tool, args)
 		at := time.Now()
 		a.mu.Lock()
 		if !a.at.IsZero() {
@@ -269,6 +297,10 @@ func (p *tmcpProcess) callAsync(ctx context.Context, tool string, args map[strin
 		a.mu.Unlock()
 		ch <- answer{r: r, err: err, at: at}
 	}()
+	select {
+	case <-a.written:
+	case <-returned:
+	}
 	return func() answer { a := <-ch; cancel(); return a }, cancel
 }
 
