@@ -66,20 +66,3 @@ func TestWaitForTextSkipsAnEchoThatComesLate(t *testing.T) {
 	}
 	checkWaitText(t, r, text)
 }
-
-// A typed line whose echo went by before a wait began explains away
-// nothing the wait sees: a later output line that ends with the same text
-// is output.
-func TestWaitForTextCountsALineLikeAnEchoThatWentByBeforeTheWait(t *testing.T) {
-	t.Parallel()
-	f := newWaitFixture(t)
-	f.s.since(map[string]any{"paneId": f.pane}) // the pane is streamed from here on
-	f.s.ok("send_keys", map[string]any{"paneId": f.pane, "keys": "echo SEEN-MARK"}, nil)
-	waitScreen(t, f.srv, f.pane, "the output SEEN-MARK", func(l []string) bool { return hasLine(l, "SEEN-MARK") })
-
-	r, text := f.waitWhileWriting(map[string]any{"paneId": f.pane, "patterns": []string{"echo SEEN-MARK"}, "timeoutSeconds": 5}, "first\r\nsaid: echo SEEN-MARK\r\n")
-	if r.Outcome != "matched" || r.Matched != "said: echo SEEN-MARK" {
-		t.Errorf("a line ending like an echo that went by earlier: outcome %s matched %q, want the output line %q; the reply:\n%s", r.Outcome, r.Matched, "said: echo SEEN-MARK", text)
-	}
-	checkWaitText(t, r, text)
-}

@@ -68,11 +68,7 @@ type watched struct {
 type TypedLine struct {
 	Seq  uint64 // tells two typings of the same text apart
 	Text string
-	// Generation and Offset are where the pane's stream stood when the
-	// line was typed; Generation is zero if the pane was not streamed.
-	Generation uint64
-	Offset     int64
-	at         time.Time
+	at   time.Time
 }
 
 // NewHub returns a Hub that streams panes of tc's server.

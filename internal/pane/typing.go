@@ -104,16 +104,11 @@ func (h *Hub) typed(ctx context.Context, paneID, text string, n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.typedBytes[paneID] += int64(n)
-	var gen uint64
-	var off int64
-	if w := h.panes[paneID]; w != nil {
-		gen, off = w.stream.Generation(), w.stream.End()
-	}
 	lines := h.typedLines[paneID]
 	for _, l := range strings.Split(text, "\n") {
 		if len(strings.TrimSpace(l)) >= minTyped {
 			h.typedN++
-			lines = append(lines, TypedLine{Seq: h.typedN, Text: l, Generation: gen, Offset: off, at: now})
+			lines = append(lines, TypedLine{Seq: h.typedN, Text: l, at: now})
 		}
 	}
 	if len(lines) > maxTyped {

@@ -86,54 +86,6 @@ func (e *echoes) isEcho(line string) bool {
 	return false
 }
 
-// settleWindow bounds how much of a stream is read, from where a line was
-// typed, to find its echo before a wait began.
-const settleWindow = 64 << 10
-
-// settle takes as used each typed line whose echo the stream already held
-// before off, where the wait begins: an echo that came and went explains
-// away no later line. Only lines typed while the pane was streamed are
-// settled, each against what the stream held after it was typed.
-func (e *echoes) settle(s *pane.Stream, off int64) {
-	e.refresh()
-	from := off
-	for _, t := range e.lines {
-		if t.Generation == s.Generation() && t.Offset < from {
-			from = t.Offset
-		}
-	}
-	if from == off {
-		return
-	}
-	data, _, missed := s.ReadFrom(from, int(min(off-from, settleWindow)))
-	type seen struct {
-		text string
-		end  int64
-	}
-	var lines []seen
-	pane.NewDecoder(from+missed).Decode(data, func(ev pane.Event) {
-		if ev.Kind == pane.EventLine {
-			lines = append(lines, seen{strings.TrimRight(ev.Text, " "), ev.Offset})
-		}
-	})
-	// Echoes come in the order of typing: each typed line takes the first
-	// line after it and after the echo of the line typed before it.
-	next := 0
-	for _, t := range e.lines {
-		if t.Generation != s.Generation() || t.Offset >= off {
-			continue
-		}
-		text := strings.TrimRight(t.Text, " ")
-		for i := next; i < len(lines); i++ {
-			if lines[i].end > t.Offset && strings.HasSuffix(lines[i].text, text) {
-				e.used[t.Seq] = true
-				next = i + 1
-				break
-			}
-		}
-	}
-}
-
 // minEchoPrefix is the shortest start of a typed line that, ending an
 // unfinished line, is taken for its echo in progress.
 const minEchoPrefix = 3

@@ -235,7 +235,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 
 	switch {
 	case early == stream:
-		w.echo.settle(stream, earlyOff)
 		data, _, missed := stream.ReadFrom(earlyOff, int(from-earlyOff))
 		w.dec = decoder(earlyOff + missed)
 		if w.feed(data) {
@@ -245,7 +244,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		return TextResult{}, fmt.Errorf("cursor: offset %d is past the end (%d) of pane %s's output: it was not made by this stream", cur.Offset, from, req.PaneID)
 	case cur != nil && cur.Generation == stream.Generation():
 		// Resume: what the ring holds between the cursor and the tap.
-		w.echo.settle(stream, cur.Offset)
 		data, _, missed := stream.ReadFrom(cur.Offset, int(from-cur.Offset))
 		w.dec = decoder(cur.Offset + missed)
 		if missed > 0 {
