@@ -204,7 +204,7 @@ func (s *Server) listPanes(ctx context.Context, _ *mcp.CallToolRequest, in listP
 			return nil, listPanesOut{}, err
 		}
 	}
-	all, err := s.tmux.ListPanes(ctx, in.SessionName, in.WindowID)
+	all, err := s.tmux.ListPanesBrief(ctx, in.SessionName, in.WindowID)
 	if err != nil {
 		return nil, listPanesOut{}, explain("listing panes", err)
 	}

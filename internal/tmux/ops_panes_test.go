@@ -65,3 +65,37 @@ func TestPaneInfoSaysWhetherTheCursorIsShown(t *testing.T) {
 		}
 	}
 }
+
+// ListPanesBrief reports what it holds as ListPanes does, for every
+// listing: all panes, a session's, a window's.
+func TestListPanesBriefHoldsWhatListPanesSays(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	srv.Must("new-session", "-d", "-s", "other", "sh")
+	c := newClient(t, srv)
+	ctx := context.Background()
+	brief := func(p Pane) Pane {
+		return Pane{ID: p.ID, Index: p.Index, WindowID: p.WindowID, WindowIndex: p.WindowIndex, SessionID: p.SessionID,
+			SessionName: p.SessionName, Active: p.Active, Command: p.Command, PID: p.PID, Path: p.Path, Title: p.Title,
+			Width: p.Width, Height: p.Height, Dead: p.Dead, DeadStatus: -1}
+	}
+	window := run(t, c, "display-message", "-p", "-t", "main", "#{window_id}")[0]
+	for _, tc := range []struct{ name, session, window string }{{"all", "", ""}, {"a session", "main", ""}, {"a window", "", window}} {
+		full, err := c.ListPanes(ctx, tc.session, tc.window)
+		if err != nil {
+			t.Fatalf("%s: ListPanes: %v", tc.name, err)
+		}
+		got, err := c.ListPanesBrief(ctx, tc.session, tc.window)
+		if err != nil {
+			t.Fatalf("%s: ListPanesBrief: %v", tc.name, err)
+		}
+		if len(got) != len(full) || len(full) == 0 {
+			t.Fatalf("%s: %d panes brief, %d in full", tc.name, len(got), len(full))
+		}
+		for i := range full {
+			if want := brief(full[i]); got[i] != want {
+				t.Errorf("%s: pane %d brief %+v, want %+v", tc.name, i, got[i], want)
+			}
+		}
+	}
+}
