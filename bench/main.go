@@ -81,7 +81,7 @@ const (
 	rowManyHTTP             = "50 HTTP sessions waiting on one pane, write → each reply (floor: one HTTP session)"
 	rowManyHTTPMemory       = "tmcp peak RSS after 50 HTTP sessions waited (floor: tmcp's before they opened)"
 	rowListMany             = "list_panes over 1,000 panes (floor: list-panes -a process)"
-	rowListManyFormat       = "list_panes over 1,000 panes (floor: list-panes -a -F tmcp's 26 fields, process)"
+	rowListManyFormat       = "list_panes over 1,000 panes (floor: list-panes -a -F the 14 fields tmcp asks for, process)"
 	rowBusyCPU              = "tmcp CPU over those rounds (floor: the control clients' over theirs)"
 	rowBusyMemory           = "tmcp peak RSS after those rounds (floor: tmcp's before them)"
 )

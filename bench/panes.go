@@ -54,7 +54,7 @@ func (b *bench) listMany(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list-panes -a floor: %w", err)
 	}
-	formatted, err := sample(ctx, b.cfg.warmups, b.cfg.n, timed(listed("list-panes", "-a", "-F", tmux.PaneListFormat())))
+	formatted, err := sample(ctx, b.cfg.warmups, b.cfg.n, timed(listed("list-panes", "-a", "-F", tmux.BriefPaneListFormat())))
 	if err != nil {
 		return fmt.Errorf("list-panes -a -F floor: %w", err)
 	}

@@ -185,6 +185,9 @@ func scanBriefPane(r *fields) Pane {
 		DeadStatus: -1}
 }
 
+// BriefPaneListFormat is the -F format ListPanesBrief asks tmux for.
+func BriefPaneListFormat() string { return listFormat(briefPaneVars) }
+
 // ListPanesBrief is ListPanes for a summary of many panes: each Pane holds
 // only its id, index, window id and index, session, active flag, command,
 // process, path, title, size and dead flag; the other fields are zero
