@@ -80,20 +80,26 @@ func TestWatchingAPaneOnlyResumesIt(t *testing.T) {
 	}
 }
 
-// TestPostedCommandsAreNeverDropped posts far more commands than the
-// write queue holds while tmux takes none: each must still be written, in
-// order, once tmux reads again (mutes and resumes are recorded as done
-// when posted).
-func TestPostedCommandsAreNeverDropped(t *testing.T) {
-	pr, pw := io.Pipe()
-	c := &controlClient{
-		stdin:  pw,
+// pipedClient returns a control client that writes its commands to w and
+// has no tmux behind it: close its done channel to end it.
+func pipedClient(w io.WriteCloser) *controlClient {
+	return &controlClient{
+		stdin:  w,
 		nonce:  "n",
 		sent:   new(atomic.Int64),
 		writes: make(chan *request, writeQueueLen),
 		kick:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
+}
+
+// TestPostedCommandsAreNeverDropped posts far more commands than the
+// write queue holds while tmux takes none: each must still be written, in
+// order, once tmux reads again (mutes and resumes are recorded as done
+// when posted).
+func TestPostedCommandsAreNeverDropped(t *testing.T) {
+	pr, pw := io.Pipe()
+	c := pipedClient(pw)
 	defer close(c.done)
 	go c.writeLoop()
 	const posts = 4 * writeQueueLen
@@ -411,14 +417,7 @@ func TestHoldOutputStopsAWatchedPanesOutputUntilLetGo(t *testing.T) {
 // tmux takes nothing yet.
 func TestACommandSentOnceAnotherIsPlacedIsWrittenAfterIt(t *testing.T) {
 	pr, pw := io.Pipe()
-	c := &controlClient{
-		stdin:  pw,
-		nonce:  "n",
-		sent:   new(atomic.Int64),
-		writes: make(chan *request, writeQueueLen),
-		kick:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-	}
+	c := pipedClient(pw)
 	defer close(c.done)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
