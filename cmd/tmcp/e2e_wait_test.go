@@ -987,6 +987,12 @@ func TestWaitForTextReportsStaleOnScreenTextAsAlreadyOnScreen(t *testing.T) {
 
 	writeTTY(t, tty, "\r\nSTALE-TOKEN\r\n")
 	waitScreen(t, srv, pane, "STALE-TOKEN", func(l []string) bool { return hasLine(l, "STALE-TOKEN") })
+	// The point: the line is old by more than the arrival slack. Output
+	// that reaches tmcp up to 10 ms before a call counts as written after
+	// it, and a screen read by a tmux client is only about that long
+	// before the call: under load the line reached tmcp within the slack
+	// (6 in 300 runs beside two busy loops).
+	time.Sleep(100 * time.Millisecond)
 	r, text := s.waitText(map[string]any{"paneId": pane, "patterns": []string{"STALE-TOKEN"}, "timeoutSeconds": 0.5})
 	if r.Outcome != "timeout" || r.Matched != "" || !r.AlreadyOnScreen {
 		t.Errorf("stale text: outcome %s matched %q alreadyOnScreen %v, want timeout, nothing matched, alreadyOnScreen", r.Outcome, r.Matched, r.AlreadyOnScreen)
