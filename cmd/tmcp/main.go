@@ -35,7 +35,7 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	if err := run(os.Args[1:], stdio.Pollable(os.Stdin), stdio.Pollable(os.Stdout), os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "tmcp:", err)
 		os.Exit(1)
 	}
