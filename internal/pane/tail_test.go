@@ -71,3 +71,40 @@ func TestTailBufferJoinsThePiecesOfALine(t *testing.T) {
 		})
 	}
 }
+
+func TestASealedTailBufferReadsAndGrowsAsBefore(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		add   func(b *TailBuffer)
+		after func(b *TailBuffer) // added once sealed
+		want  []string
+	}{
+		{"lines", func(b *TailBuffer) { b.Add("one"); b.Add("two") }, nil, []string{"one", "two"}},
+		{"empty lines kept", func(b *TailBuffer) { b.Add(""); b.Add("x"); b.Add("") }, nil, []string{"", "x", ""}},
+		{"a line added after", func(b *TailBuffer) { b.Add("one") }, func(b *TailBuffer) { b.Add("two") }, []string{"one", "two"}},
+		{"an open line goes on", func(b *TailBuffer) { b.Add("one"); b.AddPiece("tw", true) },
+			func(b *TailBuffer) { b.AddPiece("o", false) }, []string{"one", "two"}},
+		{"the bounds still hold", func(b *TailBuffer) { b.Add("a"); b.Add("b"); b.Add("c") },
+			func(b *TailBuffer) { b.Add("d") }, []string{"b", "c", "d"}},
+		{"a line with a newline stays apart", func(b *TailBuffer) { b.Add("a\nb"); b.Add("c") }, nil, []string{"a\nb", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewTailBuffer(3, 100)
+			tc.add(b)
+			kept, total := b.KeptBytes(), b.TotalBytes()
+			b.Seal()
+			if b.KeptBytes() != kept || b.TotalBytes() != total {
+				t.Errorf("sealing changed the counts: kept %d → %d, total %d → %d", kept, b.KeptBytes(), total, b.TotalBytes())
+			}
+			if tc.after != nil {
+				tc.after(b)
+			}
+			if got := b.Lines(); !slices.Equal(got, tc.want) {
+				t.Errorf("Lines() = %q, want %q", got, tc.want)
+			}
+			if got, _ := b.Bounded(3, 100); !slices.Equal(got, tc.want) {
+				t.Errorf("Bounded() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -86,6 +86,9 @@ func (t *jobTable) release(j *job) {
 	if t.byPane[j.paneID] == j {
 		delete(t.byPane, j.paneID)
 	}
+	j.mu.Lock()
+	j.tail.Seal()
+	j.mu.Unlock()
 	t.finished = append(t.finished, j)
 	t.kept += j.keptBytes()
 	for len(t.finished) > maxFinishedJobs || t.kept > maxFinishedBytes && len(t.finished) > 1 {
