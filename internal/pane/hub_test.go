@@ -124,6 +124,23 @@ func TestTypedRemembersOnlyLinesLongEnoughToTellFromOutput(t *testing.T) {
 	}
 }
 
+func TestTypedForgetsPanesWhoseLinesAreOld(t *testing.T) {
+	h := &Hub{typedLines: map[string][]TypedLine{}, typedBytes: map[string]int64{}}
+	h.typed(context.Background(), "%1", "echo gone pane", 15)
+	h.typed(context.Background(), "%2", "echo quiet pane", 16)
+	// %1's line is older than the memory, %2's is not.
+	h.typedLines["%1"][0].at = time.Now().Add(-typedMemory - time.Second)
+	h.typed(context.Background(), "%3", "echo busy pane", 15)
+	if _, kept := h.typedLines["%1"]; kept {
+		t.Errorf("the lines of %%1, typed more than %v ago, are still held", typedMemory)
+	}
+	for _, id := range []string{"%2", "%3"} {
+		if len(h.RecentlyTyped(id)) != 1 {
+			t.Errorf("pane %s: recently typed %v, want its one line", id, h.RecentlyTyped(id))
+		}
+	}
+}
+
 // TestABurstOfLayoutChangesCostsFewListings changes a streamed session's
 // layout many times in one tmux command: each change is a notification,
 // but the checks they call for must be coalesced, not one listing of all

@@ -115,6 +115,13 @@ func (h *Hub) typed(ctx context.Context, paneID, text string, n int) {
 		lines = lines[len(lines)-maxTyped:]
 	}
 	h.typedLines[paneID] = lines
+	// Other panes' lines past their memory go: a pane that is gone, or
+	// no longer typed into, would otherwise keep its last lines for ever.
+	for id, kept := range h.typedLines {
+		if len(kept) == 0 || now.Sub(kept[len(kept)-1].at) > typedMemory {
+			delete(h.typedLines, id)
+		}
+	}
 }
 
 // typedRuns returns the text a key batch types, one run per stretch of
