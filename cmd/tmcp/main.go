@@ -35,7 +35,12 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	if err := run(os.Args[1:], stdio.Pollable(os.Stdin), stdio.Pollable(os.Stdout), os.Stderr); err != nil {
+	stdin, restoreStdin := stdio.Pollable(os.Stdin)
+	stdout, restoreStdout := stdio.Pollable(os.Stdout)
+	err := run(os.Args[1:], stdin, stdout, os.Stderr)
+	restoreStdin()
+	restoreStdout()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "tmcp:", err)
 		os.Exit(1)
 	}

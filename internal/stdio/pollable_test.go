@@ -49,7 +49,7 @@ func TestPollableSwitchesPipesAndSocketsOnly(t *testing.T) {
 			if err := f.SetReadDeadline(time.Now()); !errors.Is(err, os.ErrNoDeadline) {
 				t.Fatalf("before: SetReadDeadline = %v, want os.ErrNoDeadline (a file not read through the poller)", err)
 			}
-			got := Pollable(f)
+			got, restore := Pollable(f)
 			defer got.Close()
 			err := got.SetReadDeadline(time.Now().Add(time.Millisecond))
 			if tc.pollable && err != nil {
@@ -65,6 +65,35 @@ func TestPollableSwitchesPipesAndSocketsOnly(t *testing.T) {
 					t.Errorf("read with nothing written: %v, want the deadline", err)
 				}
 			}
+			restore()
+			if nonblocking(t, got) {
+				t.Errorf("after restore: the descriptor is still non-blocking, as nobody sharing it expects")
+			}
 		})
 	}
+}
+
+// nonblocking reports whether f's descriptor has O_NONBLOCK set.
+func nonblocking(t *testing.T, f *os.File) bool {
+	t.Helper()
+	conn, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags int
+	var ferr error
+	if err := conn.Control(func(fd uintptr) {
+		flags, ferr = fcntlFlags(fd)
+	}); err != nil || ferr != nil {
+		t.Fatal(err, ferr)
+	}
+	return flags&syscall.O_NONBLOCK != 0
+}
+
+func fcntlFlags(fd uintptr) (int, error) {
+	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(r), nil
 }
