@@ -175,11 +175,12 @@ func (s *soak) restartTmcp(ctx context.Context) {
 	if !a.ok() {
 		s.st.fail("restart", "%s: the first call after tmcp restarted: %s", a.describe(), a.Err)
 	}
-	// The new tmcp knows no cursor of the old one, and its streams are
-	// empty: each worker waits for its pane's shell, takes a cursor again
-	// and fills its pane's stream, the flood quiet meanwhile.
+	// The new tmcp's streams are empty and it may still follow the old
+	// one's jobs: each worker waits for its pane's shell, takes a cursor
+	// again and fills its pane's stream, the flood quiet meanwhile.
 	for _, w := range s.workers {
 		w.needIdle, w.synced, w.needFill, w.segs = true, false, true, nil
+		w.idleFrom = time.Now()
 	}
 	warm := time.Now()
 	if s.cfg.Flood {

@@ -41,6 +41,10 @@ const (
 	fillBytes = 1288895 // bytes of `seq 1 200000`, newlines included
 	// errorPause spaces the calls of a worker whose call failed.
 	errorPause = 100 * time.Millisecond
+	// adoptedLimit bounds how long after a tmcp restart a pane may stay
+	// busy with a job of the tmcp before: the new one follows it to its
+	// end, which the longest command (a fill) reaches within fillTimeout.
+	adoptedLimit = (fillTimeout + 15) * time.Second
 )
 
 // echoLine finds the job id in the shell's echo of the line run_command
@@ -69,6 +73,7 @@ type worker struct {
 	// needIdle: tmcp restarted, and a command started before may still
 	// run in the pane; nothing is checked before it has ended.
 	needIdle bool
+	idleFrom time.Time // when needIdle was set
 	n        int
 	victim   chan *victim
 }
@@ -231,6 +236,10 @@ func (w *worker) awaitIdle(ctx context.Context) {
 	switch st, _ := r.num("exitStatus"); {
 	case r.Kind == errNotAtPrompt:
 		w.s.st.note("a pane still ran a command from before the tmcp restart")
+		w.s.sleep(ctx, 10*errorPause)
+	case r.Kind == errPaneBusy && time.Since(w.idleFrom) < adoptedLimit:
+		// The new tmcp follows the old one's job in the pane to its end.
+		w.s.st.note("a pane was still busy with a job of the tmcp before the restart")
 		w.s.sleep(ctx, 10*errorPause)
 	case !r.ok():
 		w.failed(r)

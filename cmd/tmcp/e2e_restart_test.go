@@ -28,32 +28,50 @@ func killTMCP(t *testing.T, s *session) {
 	}
 }
 
+// The new tmcp tells the job's end by its shell coming back to the front,
+// whether the shell is the pane's process or a child of it.
 func TestGetJobFollowsAJobOfAKilledTmcpToItsEnd(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := shellPane(t, srv)
-	first := startTMCP(t, srv, "")
-	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
-		"command": "echo before; sleep 2; echo after; (exit 3)", "detach": true}))
-	waitScreen(t, srv, pane, "the line before the sleep", func(rows []string) bool { return hasLine(rows, "before") })
-	killTMCP(t, first)
+	for _, tc := range []struct {
+		name    string
+		command string // the pane's command; "": the fixture's shell pane
+	}{
+		{"the pane's own shell", ""},
+		// The trailing exit keeps sh -c from replacing itself with the shell.
+		{"a shell the pane's process started", "sh -c 'sh; exit'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tmuxtest.New(t)
+			pane := shellPane(t, srv)
+			if tc.command != "" {
+				pane = newWindow(srv, tc.command)
+				waitPrompt(t, srv, pane)
+			}
+			first := startTMCP(t, srv, "")
+			job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
+				"command": "echo before; sleep 2; echo after; (exit 3)", "detach": true}))
+			waitScreen(t, srv, pane, "the line before the sleep", func(rows []string) bool { return hasLine(rows, "before") })
+			killTMCP(t, first)
 
-	second := startTMCP(t, srv, "")
-	res := second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 15})
-	r := replyFields[jobOut](t, "get_job", res)
-	text := paneText(t, "get_job", res)
-	if !r.Finished || status(r.ExitStatus) != "3" || text != "before\nafter" || r.OutputLost {
-		t.Logf("history: %q", bareCapture(srv, pane, "-S", "-", "-J"))
-		t.Fatalf("get_job from a new tmcp: finished %v status %s lost %v output %q (%s); want the killed tmcp's job followed to its end: status 3, before and after",
-			r.Finished, status(r.ExitStatus), r.OutputLost, text, r.Reason)
-	}
-	if !strings.Contains(r.Reason, "history") {
-		t.Errorf("reason %q does not say the output came from the pane's history", r.Reason)
-	}
-	// The pane is free again for the new tmcp.
-	again := replyFields[jobOut](t, "run_command", second.call("run_command", map[string]any{"paneId": pane, "command": "echo again"}))
-	if !again.Finished || status(again.ExitStatus) != "0" {
-		t.Fatalf("run_command after the adopted job: finished %v status %s (%s)", again.Finished, status(again.ExitStatus), again.Reason)
+			second := startTMCP(t, srv, "")
+			res := second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 15})
+			r := replyFields[jobOut](t, "get_job", res)
+			text := paneText(t, "get_job", res)
+			if !r.Finished || status(r.ExitStatus) != "3" || text != "before\nafter" || r.OutputLost {
+				t.Logf("history: %q", bareCapture(srv, pane, "-S", "-", "-J"))
+				t.Fatalf("get_job from a new tmcp: finished %v status %s lost %v output %q (%s); want the killed tmcp's job followed to its end: status 3, before and after",
+					r.Finished, status(r.ExitStatus), r.OutputLost, text, r.Reason)
+			}
+			if !strings.Contains(r.Reason, "history") {
+				t.Errorf("reason %q does not say the output came from the pane's history", r.Reason)
+			}
+			// The pane is free again for the new tmcp.
+			again := replyFields[jobOut](t, "run_command", second.call("run_command", map[string]any{"paneId": pane, "command": "echo again"}))
+			if !again.Finished || status(again.ExitStatus) != "0" {
+				t.Fatalf("run_command after the adopted job: finished %v status %s (%s)", again.Finished, status(again.ExitStatus), again.Reason)
+			}
+		})
 	}
 }
 
@@ -94,6 +112,46 @@ func TestGetJobReportsAJobThatEndedWhileNoTmcpRan(t *testing.T) {
 	r = replyFields[jobOut](t, "get_job", third.call("get_job", map[string]any{"jobId": job.JobID}))
 	if !r.Finished || status(r.ExitStatus) != "4" {
 		t.Fatalf("get_job from a third tmcp: finished %v status %s (%s); want status 4", r.Finished, status(r.ExitStatus), r.Reason)
+	}
+}
+
+// A job that ended while no tmcp ran, in a shell that could not leave its
+// status (no tmux reachable from it), is reported ended once its shell is
+// seen back in front, whether that shell is the pane's process or a child
+// of it; the pane is free again.
+func TestGetJobReportsAJobThatEndedUnrecordedWhileNoTmcpRan(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, command string }{
+		{"the pane's own shell", "unset TMUX_PANE; exec sh"},
+		// The trailing exit keeps sh -c from replacing itself with the shell.
+		{"a shell the pane's process started", "unset TMUX_PANE; sh; exit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tmuxtest.New(t)
+			pane := newWindow(srv, tc.command)
+			waitPrompt(t, srv, pane)
+			first := startTMCP(t, srv, "")
+			// The first run hands the shell its helper; the job is the second.
+			replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "true"}))
+			waitPrompt(t, srv, pane)
+			job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
+				"command": "echo before; sleep 1; echo after", "detach": true}))
+			killTMCP(t, first)
+			waitScreen(t, srv, pane, "the job's last line", func(rows []string) bool { return hasLine(rows, "after") })
+			waitPrompt(t, srv, pane)
+
+			second := startTMCP(t, srv, "")
+			r := replyFields[jobOut](t, "get_job", second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 5}))
+			if !r.Finished || r.ExitStatus != nil {
+				t.Fatalf("get_job of a job that ended unrecorded: finished %v status %s (%s); want it finished, its status unknown",
+					r.Finished, status(r.ExitStatus), r.Reason)
+			}
+			again := replyFields[jobOut](t, "run_command", second.call("run_command", map[string]any{"paneId": pane, "command": "echo again"}))
+			if !again.Finished || status(again.ExitStatus) != "0" {
+				t.Fatalf("run_command after the job: finished %v status %s (%s)", again.Finished, status(again.ExitStatus), again.Reason)
+			}
+		})
 	}
 }
 

@@ -39,9 +39,13 @@ type Record struct {
 	Pane string `json:"pane"`
 	// PanePID is the pane's process as the job started: a pane of the
 	// same id running another process is not the job's.
-	PanePID int       `json:"panePid,omitempty"`
-	Command string    `json:"command"`
-	Started time.Time `json:"started"`
+	PanePID int `json:"panePid,omitempty"`
+	// ShellGroup is the process group of the pane's shell as the job
+	// started: the shell is back at its prompt when that group holds the
+	// terminal again.
+	ShellGroup int       `json:"shellGroup,omitempty"`
+	Command    string    `json:"command"`
+	Started    time.Time `json:"started"`
 	// Ended is when the job was seen to end; zero while it runs, or when
 	// the process that ran it stopped before it ended.
 	Ended  time.Time `json:"ended,omitzero"`

@@ -49,7 +49,7 @@ func (s *Service) KeepJobs(store *jobstate.Store) {
 func (j *job) record() jobstate.Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, Command: j.command, Started: j.started}
+	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, ShellGroup: j.shellGroup, Command: j.command, Started: j.started}
 	if j.finished {
 		r.Ended, r.Status, r.Reason, r.PaneDied = j.finishedAt, j.status, j.reason, j.died
 	}
@@ -123,7 +123,7 @@ func (s *Service) adopted(ctx context.Context, id string) (*job, error) {
 // that ended is kept among the finished ones; one that runs is followed.
 func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) {
 	j := newJob(rec.ID, rec.Pane, rec.Command, rec.Started)
-	j.panePID, j.adopted = rec.PanePID, true
+	j.panePID, j.shellGroup, j.adopted = rec.PanePID, rec.ShellGroup, true
 	if !rec.Ended.IsZero() {
 		// Its tmcp saw it end: only the output is to be found.
 		j.endAt(rec.Ended, rec.PaneDied, rec.Status, rec.Reason)
@@ -148,7 +148,7 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 		return gone(fmt.Sprintf("pane %s runs another process (pid %d, not %d): it was respawned, or its tmux server restarted, while no tmcp followed the job", rec.Pane, pid, rec.PanePID))
 	}
 	if !ok {
-		if front, known := s.shellInFront(ctx, rec.Pane); known && front {
+		if front, known := s.shellInFront(ctx, rec.Pane, rec.ShellGroup); known && front {
 			// Ended: the helper's write of the status may still be on its way.
 			select {
 			case <-time.After(endSettle):

@@ -20,11 +20,16 @@ const lostEndEvery = time.Second
 const interruptLookEvery = 250 * time.Millisecond
 
 // shellInFront reports whether a pane's shell holds its terminal's
-// foreground, so that no command it started still runs. It reads the
-// shell's process group and its terminal's foreground group from /proc,
-// which only a tmcp on the pane's machine can; ok is false when it cannot
-// tell.
-func (s *Service) shellInFront(ctx context.Context, paneID string) (front, ok bool) {
+// foreground, so that no command it started still runs. shellGroup is the
+// shell's process group, as frontGroup found it when the job started; 0
+// takes the pane's own process for the shell, which is wrong where that
+// process only started the shell (a pane made to run "sh -c sh" under a
+// shell that does not exec its last command). It reads /proc, which only
+// a tmcp on the pane's machine can; ok is false when it cannot tell.
+func (s *Service) shellInFront(ctx context.Context, paneID string, shellGroup int) (front, ok bool) {
+	if s.tc.Remote() {
+		return false, false
+	}
 	info, err := s.tc.PaneInfo(ctx, paneID)
 	if err != nil || info.Dead || info.PID <= 0 {
 		return false, false
@@ -33,7 +38,24 @@ func (s *Service) shellInFront(ctx context.Context, paneID string) (front, ok bo
 	if err != nil {
 		return false, false
 	}
-	return tpgid == pgrp, true
+	if shellGroup <= 0 {
+		shellGroup = pgrp
+	}
+	return tpgid == shellGroup, true
+}
+
+// frontGroup returns the process group that holds the terminal of a pane
+// whose process is pid, or 0 when tmcp cannot tell. Asked as a job
+// starts, with the pane's shell at its prompt, it is the shell's group.
+func (s *Service) frontGroup(pid int) int {
+	if s.tc.Remote() || pid <= 0 {
+		return 0
+	}
+	_, tpgid, err := processGroups(pid)
+	if err != nil {
+		return 0
+	}
+	return tpgid
 }
 
 // processGroups returns a process's group and its terminal's foreground

@@ -88,6 +88,7 @@ type job struct {
 	freshHelper  bool          // the run hands the shell its helper: it cannot lack it
 	onEnd        func(*job)    // frees the pane; nil in tests of the reader
 	panePID      int           // the pane's process when the job started
+	shellGroup   int           // the process group of the pane's shell (see frontGroup); 0: not known
 	adopted      bool          // started by an earlier tmcp (adopt.go)
 	refilled     bool          // an adopted job's output was taken from history once it ended
 	typedAt      time.Time     // when the typed line had been sent
@@ -141,7 +142,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	}
 	s.settleEarlier(ctx, req.PaneID)
 	j := newJob(newJobID(), req.PaneID, req.Command, start)
-	j.panePID, j.onEnd = info.PID, s.ended
+	j.panePID, j.shellGroup, j.onEnd = info.PID, s.frontGroup(info.PID), s.ended
 	family := familyOf(info.Command)
 	_, tag := j.mark()
 	t := typedFor(family, tag, req.Command, req.SuppressHistory, handOver)
@@ -501,16 +502,18 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			}
 		case <-lostEnd:
 			ctx, cancel := context.WithTimeout(context.Background(), lookEvery)
-			front, known := s.shellInFront(ctx, j.paneID)
+			front, known := s.shellInFront(ctx, j.paneID, j.shellGroup)
 			cancel()
 			// Twice in a row: an end mark written just before the first
 			// look has had time to arrive.
 			if inFront++; !known || !front {
 				inFront = 0
 			}
-			// Where the foreground cannot be seen (a remote host), a job of
-			// an earlier tmcp asks its pane's option at every look.
-			if inFront >= 2 || !known && j.adopted {
+			// A job of an earlier tmcp asks its pane's option at every
+			// look: it may have ended before this tmcp followed it, and
+			// where the foreground cannot be seen (a remote host) nothing
+			// else tells.
+			if inFront >= 2 || j.adopted {
 				ctx, cancel := context.WithTimeout(context.Background(), lookEvery)
 				status, recorded := s.recordedEnd(ctx, j)
 				cancel()
