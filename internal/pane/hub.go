@@ -220,6 +220,18 @@ func (h *Hub) expire(paneID string, gen uint64) {
 // end forgets a pane's stream, stops its tmux watch and closes it (a
 // stream already closed keeps its first reason).
 func (h *Hub) end(paneID string, w *watched, reason string) {
+	h.unwatch(paneID, w)
+	w.stream.Close(reason)
+}
+
+// abandon stops watching a pane because tmcp shuts down.
+func (h *Hub) abandon(paneID string, w *watched, reason string) {
+	h.unwatch(paneID, w)
+	w.stream.Abandon(reason)
+}
+
+// unwatch stops a pane's watch, once its stream is to be closed.
+func (h *Hub) unwatch(paneID string, w *watched) {
 	h.mu.Lock()
 	if h.panes[paneID] == w {
 		delete(h.panes, paneID)
@@ -230,7 +242,6 @@ func (h *Hub) end(paneID string, w *watched, reason string) {
 	h.unpollLocked(w)
 	h.mu.Unlock()
 	w.stop()
-	w.stream.Close(reason)
 }
 
 // Stream returns the live stream of a pane, if there is one.
@@ -460,7 +471,7 @@ func (h *Hub) Close() {
 	h.panes = map[string]*watched{}
 	h.mu.Unlock()
 	for id, w := range panes {
-		h.end(id, w, "tmcp is shutting down")
+		h.abandon(id, w, "tmcp is shutting down")
 	}
 }
 

@@ -28,21 +28,21 @@ type Stream struct {
 	gen    uint64
 	pid    int // the pane's process as the stream began, if known
 
-	mu           sync.Mutex
-	ring         *Ring
-	lost         int64
-	lostAt       int64 // where the stream ended at the last loss
-	skips        int64 // times a flood followed through the history may have skipped rows
-	skippedAt    int64 // where the stream ended at the last such time
-	closed       bool
-	reason       string
-	disconnected bool          // closed because the connection to tmux broke
-	changed      chan struct{} // nil until someone waits; closed on the next change
-	done         chan struct{} // closed when the stream ends
-	taps         map[*tap]struct{}
-	recent       [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
-	nRecent      int
-	prompt       *PromptTracker // the shell's marks, over every byte written
+	mu        sync.Mutex
+	ring      *Ring
+	lost      int64
+	lostAt    int64 // where the stream ended at the last loss
+	skips     int64 // times a flood followed through the history may have skipped rows
+	skippedAt int64 // where the stream ended at the last such time
+	closed    bool
+	reason    string
+	cause     closeCause    // why the stream was closed, once closed
+	changed   chan struct{} // nil until someone waits; closed on the next change
+	done      chan struct{} // closed when the stream ends
+	taps      map[*tap]struct{}
+	recent    [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
+	nRecent   int
+	prompt    *PromptTracker // the shell's marks, over every byte written
 
 	// A flood is followed through tmux's history (flood.go): onFlood
 	// starts that, once meter says the pane floods, unless a holder
@@ -151,33 +151,55 @@ func (s *Stream) Lost(n int64) {
 	s.wakeLocked()
 }
 
+// closeCause is why a stream was closed.
+type closeCause int
+
+const (
+	paneEnded    closeCause = iota // the pane died, or is no longer watched
+	disconnected                   // the connection to the pane's tmux broke
+	abandoned                      // tmcp shuts down; the pane lives on
+)
+
 // Close marks the stream ended, because the pane died or is no longer
 // watched, and wakes the waiters. Bytes already written stay readable.
 // Only the first reason is kept.
 func (s *Stream) Close(reason string) {
-	s.close(reason, false)
+	s.close(reason, paneEnded)
 }
 
 // Disconnect closes the stream because the connection to the pane's tmux
 // broke: the pane may still be alive, out of reach.
 func (s *Stream) Disconnect(reason string) {
-	s.close(reason, true)
+	s.close(reason, disconnected)
 }
 
 // Disconnected reports whether the stream was closed by Disconnect.
 func (s *Stream) Disconnected() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.disconnected
+	return s.closed && s.cause == disconnected
 }
 
-func (s *Stream) close(reason string, disconnected bool) {
+// Abandon closes the stream because tmcp shuts down: the pane lives on,
+// and a wait on it ends unanswered rather than with the pane's death.
+func (s *Stream) Abandon(reason string) {
+	s.close(reason, abandoned)
+}
+
+// Abandoned reports whether the stream was closed by Abandon.
+func (s *Stream) Abandoned() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed && s.cause == abandoned
+}
+
+func (s *Stream) close(reason string, cause closeCause) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
-	s.disconnected = disconnected
+	s.cause = cause
 	s.closed = true
 	s.reason = reason
 	if s.changed == nil {

@@ -270,10 +270,7 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 			continue
 		}
 		if closed, reason := stream.Closed(); closed {
-			w.res.Outcome, w.res.Reason = OutcomePaneDied, reason
-			if stream.Disconnected() {
-				w.res.Outcome = OutcomeDisconnected
-			}
+			w.res.Outcome, w.res.Reason = closedOutcome(stream), reason
 			return w.finish(stream, start), nil
 		}
 		if stream.LostBytes() > lostAtStart {

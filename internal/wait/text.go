@@ -36,6 +36,17 @@ const (
 	OutcomeCancelled    = "cancelled"
 )
 
+// closedOutcome is the outcome of a wait whose stream was closed under it.
+func closedOutcome(stream *pane.Stream) string {
+	switch {
+	case stream.Disconnected():
+		return OutcomeDisconnected
+	case stream.Abandoned():
+		return OutcomeCancelled // tmcp shuts down; the pane lives on
+	}
+	return OutcomePaneDied
+}
+
 // Arrival is what was seen of the panes when a request arrived, before its
 // arguments were even checked: where each live stream ended, and the screen
 // of a pane about to be waited on that has no stream yet. A wait counts
@@ -323,10 +334,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			continue
 		}
 		if closed, reason := stream.Closed(); closed {
-			w.res.Outcome, w.res.Reason = OutcomePaneDied, reason
-			if stream.Disconnected() {
-				w.res.Outcome = OutcomeDisconnected
-			}
+			w.res.Outcome, w.res.Reason = closedOutcome(stream), reason
 			return s.finish(ctx, w, stream, start), nil
 		}
 		if lost := stream.LostBytes() - lostAtStart; lost > 0 {

@@ -261,6 +261,19 @@ func TestWaitForTextEndsWhenThePaneDies(t *testing.T) {
 	}
 }
 
+// A wait whose stream tmcp closes as it shuts down ends cancelled, not
+// with the death of a pane that lives on.
+func TestWaitForTextEndsCancelledWhenTmcpShutsDown(t *testing.T) {
+	f := newFixture(t)
+	ch := f.begin(TextRequest{Patterns: []string{"never"}, Timeout: Timeout{Duration: 10 * time.Second}})
+	start := time.Now()
+	f.hub.Close()
+	r := <-ch
+	if r.Outcome != OutcomeCancelled || !strings.Contains(r.Reason, "shutting down") || time.Since(start) > 2*time.Second {
+		t.Fatalf("outcome %s (reason %q) after %v, want cancelled at once, saying tmcp shuts down", r.Outcome, r.Reason, time.Since(start))
+	}
+}
+
 func TestWaitForTextResumesFromACursor(t *testing.T) {
 	f := newFixture(t)
 	tty := f.tty("%0")
