@@ -4,17 +4,23 @@
 // job's pane, command, token and start, and its end once known; the
 // output is not kept, since the pane's history holds it.
 //
-// Several tmcp processes may share one file: every change is made under
-// an exclusive lock on a file beside it, read from disk, merged, and
-// written whole to a temporary file renamed over the old one.
+// The file is a journal: a header line, then a line for each change to a
+// job (its record as it starts, and as it ends), the last line of an id
+// being the job's. Several tmcp processes may share one file: each change
+// is appended under an exclusive lock on a file beside it, and each
+// process keeps the jobs it has read and reads only the lines added since.
+// Once the file grows past a bound it is rewritten with the jobs worth
+// keeping, to a temporary file renamed over the old one.
 package jobstate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,12 +31,21 @@ import (
 )
 
 const (
-	// version is the file format's; a file of another is set aside.
-	version = 1
-	// maxRecords bounds the jobs a file keeps: the newest by start.
-	maxRecords = 200
+	// version is the file format's; a file of another is set aside, but
+	// for the whole-file format of version 1, whose jobs are taken over.
+	version       = 2
+	legacyVersion = 1
+	// maxEnded is how many ended jobs a rewrite keeps, the newest by end:
+	// as many as a tmcp keeps in memory for get_job.
+	maxEnded = 4096
+	// maxUnended is how many jobs with no end a rewrite keeps, the newest
+	// by start: a later tmcp settles them, but those of panes gone stay.
+	maxUnended = 1024
+	// compactBytes is the size past which the file is rewritten: about
+	// 8,000 changes, a few milliseconds to read whole.
+	compactBytes = 2 << 20
 	// maxFileBytes bounds a file read: anything larger is not ours.
-	maxFileBytes = 4 << 20
+	maxFileBytes = 16 << 20
 )
 
 // Record is one job as the file keeps it.
@@ -55,18 +70,30 @@ type Record struct {
 	PaneDied bool `json:"paneDied,omitempty"`
 }
 
-// file is the format on disk.
-type file struct {
-	Version int      `json:"version"`
-	Server  string   `json:"server"` // the tmux server the jobs ran on
-	Jobs    []Record `json:"jobs"`
+// header is the file's first line.
+type header struct {
+	Version int    `json:"version"`
+	Server  string `json:"server"` // the tmux server the jobs ran on
+}
+
+// legacyFile is a file of version 1: one JSON object holding every job.
+type legacyFile struct {
+	header
+	Jobs []Record `json:"jobs"`
 }
 
 // Store is the file of one tmux server's jobs.
 type Store struct {
-	path   string
-	server string
-	mu     sync.Mutex // one change at a time from this process
+	path      string
+	server    string
+	compactAt int64 // rewrite the file once it is larger
+
+	mu      sync.Mutex // one change at a time from this process
+	jobs    map[string]Record
+	seen    os.FileInfo // the file as last read or written; nil: none
+	offset  int64       // how much of it has been read
+	version int         // the version of the file read
+	kept    int64       // the file's size when this store last rewrote it
 }
 
 // Path returns where the jobs of a tmux server are kept in dir: a file
@@ -99,10 +126,13 @@ func Open(path, server string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("making the directory for tmcp's job file: %w", err)
 	}
-	s := &Store{path: path, server: server}
+	s := &Store{path: path, server: server, compactAt: compactBytes, jobs: map[string]Record{}}
 	var problem error
 	err := s.locked(func() error {
-		_, problem = s.read()
+		problem = s.catchUp()
+		if problem == nil && s.legacy() {
+			return s.rewrite()
+		}
 		return nil
 	})
 	if err != nil {
@@ -117,43 +147,57 @@ func (s *Store) Path() string { return s.path }
 // Put adds a record, or replaces the one with its id.
 func (s *Store) Put(r Record) error {
 	return s.locked(func() error {
-		f, _ := s.read()
-		i := slices.IndexFunc(f.Jobs, func(old Record) bool { return old.ID == r.ID })
-		if i >= 0 {
-			f.Jobs[i] = r
-		} else {
-			f.Jobs = append(f.Jobs, r)
+		_ = s.catchUp() // a file set aside: r starts a new one
+		s.jobs[r.ID] = r
+		if s.seen == nil || s.legacy() {
+			return s.rewrite()
 		}
-		if len(f.Jobs) > maxRecords {
-			slices.SortStableFunc(f.Jobs, func(a, b Record) int { return a.Started.Compare(b.Started) })
-			f.Jobs = f.Jobs[len(f.Jobs)-maxRecords:]
+		line, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encoding a job for tmcp's job file: %w", err)
 		}
-		return s.write(f)
+		if s.seen.Size() > s.offset {
+			// The unfinished line of a tmcp that died writing it: ended
+			// here, it is skipped alone.
+			line = append([]byte("\n"), line...)
+		}
+		if err := s.append(append(line, '\n')); err != nil {
+			return err
+		}
+		// Rewritten once past the bound and twice what it kept last time,
+		// so that a file of many jobs kept is not rewritten at every change.
+		if s.offset > s.compactAt && s.offset > 2*s.kept {
+			return s.rewrite()
+		}
+		return nil
 	})
 }
 
 // Get returns the record with an id, if the file has it.
 func (s *Store) Get(id string) (Record, bool) {
-	var f file
-	_ = s.locked(func() error { f, _ = s.read(); return nil })
-	i := slices.IndexFunc(f.Jobs, func(r Record) bool { return r.ID == id })
-	if i < 0 {
-		return Record{}, false
-	}
-	return f.Jobs[i], true
+	var r Record
+	var ok bool
+	_ = s.locked(func() error {
+		_ = s.catchUp()
+		r, ok = s.jobs[id]
+		return nil
+	})
+	return r, ok
 }
 
 // Unended returns the records of a pane's jobs whose end the file does
 // not have, oldest first.
 func (s *Store) Unended(pane string) []Record {
-	var f file
-	_ = s.locked(func() error { f, _ = s.read(); return nil })
 	var out []Record
-	for _, r := range f.Jobs {
-		if r.Pane == pane && r.Ended.IsZero() {
-			out = append(out, r)
+	_ = s.locked(func() error {
+		_ = s.catchUp()
+		for _, r := range s.jobs {
+			if r.Pane == pane && r.Ended.IsZero() {
+				out = append(out, r)
+			}
 		}
-	}
+		return nil
+	})
 	slices.SortStableFunc(out, func(a, b Record) int { return a.Started.Compare(b.Started) })
 	return out
 }
@@ -174,73 +218,173 @@ func (s *Store) locked(fn func() error) error {
 	return fn()
 }
 
-// read reads the file. A missing file is an empty one; a file that is
-// not this version's, or another server's, is renamed aside and reported.
-func (s *Store) read() (file, error) {
-	empty := file{Version: version, Server: s.server}
-	data, err := readBounded(s.path)
+// catchUp reads what was added to the file since it was last read, or the
+// whole file when it is another than the one read (rewritten, or new). A
+// missing file holds no jobs; a file that is not this version's, or
+// another server's, is renamed aside and reported.
+func (s *Store) catchUp() error {
+	f, err := os.Open(s.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return empty, nil
+		s.forget()
+		return nil
 	}
-	if err == nil {
-		var f file
-		switch err = json.Unmarshal(data, &f); {
-		case err != nil:
-			err = fmt.Errorf("it is not a job file: %w", err)
-		case f.Version != version:
-			err = fmt.Errorf("it is of version %d, not %d", f.Version, version)
-		case f.Server != s.server:
-			err = fmt.Errorf("it names tmux server %q, not %q", f.Server, s.server)
-		default:
-			return f, nil
-		}
-	}
-	aside := fmt.Sprintf("%s.unreadable-%s", s.path, time.Now().UTC().Format("20060102T150405.000"))
-	if rerr := os.Rename(s.path, aside); rerr != nil {
-		return empty, fmt.Errorf("tmcp's job file %s cannot be used (%v) nor set aside: %w", s.path, err, rerr)
-	}
-	return empty, fmt.Errorf("tmcp's job file %s could not be used (%v): set aside as %s; jobs of earlier tmcp processes are not known", s.path, err, aside)
-}
-
-// readBounded reads a file of at most maxFileBytes.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return s.setAside(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return s.setAside(err)
 	}
 	if !st.Mode().IsRegular() || st.Size() > maxFileBytes {
-		return nil, fmt.Errorf("it is not a regular file of at most %d bytes", maxFileBytes)
+		return s.setAside(fmt.Errorf("it is not a regular file of at most %d bytes", maxFileBytes))
 	}
-	data := make([]byte, st.Size())
-	_, err = f.ReadAt(data, 0)
-	return data, err
+	if s.seen == nil || !os.SameFile(s.seen, st) || st.Size() < s.offset {
+		s.forget()
+	}
+	if st.Size() == s.offset {
+		s.seen = st
+		return nil
+	}
+	data := make([]byte, st.Size()-s.offset)
+	if _, err := f.ReadAt(data, s.offset); err != nil && err != io.EOF {
+		return s.setAside(err)
+	}
+	if s.offset == 0 {
+		first, rest, _ := bytes.Cut(data, []byte("\n"))
+		n, err := s.readHeader(first)
+		if err != nil {
+			return s.setAside(err)
+		}
+		s.version = n
+		if n == legacyVersion {
+			s.seen, s.offset = st, st.Size()
+			return nil
+		}
+		s.offset += int64(len(first) + 1)
+		data = rest
+	}
+	// Only whole lines: one that a tmcp died writing stays unread, and
+	// the next change appended ends it (see Put).
+	for len(data) > 0 {
+		line, rest, whole := bytes.Cut(data, []byte("\n"))
+		if !whole {
+			break
+		}
+		var r Record
+		if json.Unmarshal(line, &r) == nil && r.ID != "" {
+			s.jobs[r.ID] = r
+		}
+		s.offset += int64(len(line) + 1)
+		data = rest
+	}
+	s.seen = st
+	return nil
 }
 
-// write replaces the file whole: a reader sees the old file or the new.
-func (s *Store) write(f file) error {
-	data, err := json.Marshal(f)
+// readHeader checks a file's first line, and takes the jobs of a file of
+// version 1, which is all one line. It returns the file's version.
+func (s *Store) readHeader(line []byte) (int, error) {
+	var l legacyFile
+	switch err := json.Unmarshal(line, &l); {
+	case err != nil:
+		return 0, fmt.Errorf("it is not a job file: %w", err)
+	case l.Version != version && l.Version != legacyVersion:
+		return 0, fmt.Errorf("it is of version %d, not %d", l.Version, version)
+	case l.Server != s.server:
+		return 0, fmt.Errorf("it names tmux server %q, not %q", l.Server, s.server)
+	}
+	for _, r := range l.Jobs {
+		s.jobs[r.ID] = r
+	}
+	return l.Version, nil
+}
+
+// legacy reports whether the file read is of version 1.
+func (s *Store) legacy() bool { return s.seen != nil && s.version == legacyVersion }
+
+// forget drops what was read of a file.
+func (s *Store) forget() {
+	s.jobs, s.seen, s.offset, s.version = map[string]Record{}, nil, 0, 0
+}
+
+// setAside renames the file aside, for it cannot be used, and says so.
+func (s *Store) setAside(why error) error {
+	s.forget()
+	aside := fmt.Sprintf("%s.unreadable-%s", s.path, time.Now().UTC().Format("20060102T150405.000"))
+	if err := os.Rename(s.path, aside); err != nil {
+		return fmt.Errorf("tmcp's job file %s cannot be used (%v) nor set aside: %w", s.path, why, err)
+	}
+	return fmt.Errorf("tmcp's job file %s could not be used (%v): set aside as %s; jobs of earlier tmcp processes are not known", s.path, why, aside)
+}
+
+// append appends lines to the file read.
+func (s *Store) append(lines []byte) error {
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		return fmt.Errorf("writing tmcp's job file: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(lines); err != nil {
+		return fmt.Errorf("writing tmcp's job file: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("writing tmcp's job file: %w", err)
+	}
+	s.seen, s.offset, s.version = st, st.Size(), version
+	return nil
+}
+
+// rewrite replaces the file with the jobs worth keeping: every job with
+// no end (the newest maxUnended by start) and the newest maxEnded ended
+// ones. A reader sees the old file or the new.
+func (s *Store) rewrite() error {
+	var ended, unended []Record
+	for _, r := range s.jobs {
+		if r.Ended.IsZero() {
+			unended = append(unended, r)
+		} else {
+			ended = append(ended, r)
+		}
+	}
+	slices.SortFunc(unended, func(a, b Record) int { return b.Started.Compare(a.Started) })
+	slices.SortFunc(ended, func(a, b Record) int { return b.Ended.Compare(a.Ended) })
+	kept := append(unended[:min(len(unended), maxUnended)], ended[:min(len(ended), maxEnded)]...)
+	slices.SortFunc(kept, func(a, b Record) int { return a.Started.Compare(b.Started) })
+
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	if err := enc.Encode(header{Version: version, Server: s.server}); err != nil {
 		return fmt.Errorf("encoding tmcp's job file: %w", err)
+	}
+	s.jobs = make(map[string]Record, len(kept))
+	for _, r := range kept {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("encoding tmcp's job file: %w", err)
+		}
+		s.jobs[r.ID] = r
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".jobs-*")
 	if err != nil {
 		return fmt.Errorf("writing tmcp's job file: %w", err)
 	}
-	_, err = tmp.Write(data)
+	_, err = tmp.Write(buf.Bytes())
+	st, serr := tmp.Stat()
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = serr
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), s.path)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		s.forget()
 		return fmt.Errorf("writing tmcp's job file: %w", err)
 	}
+	s.seen, s.offset, s.version, s.kept = st, st.Size(), version, st.Size()
 	return nil
 }

@@ -81,22 +81,111 @@ func TestConcurrentPutsFromTwoStoresLoseNothing(t *testing.T) {
 	}
 }
 
-func TestAFileKeepsTheNewestJobs(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "jobs.json"), "srv")
+// Rewritten once it passes its bound, the file keeps every job with no
+// end, however old, and the newest ended ones; a store that read the
+// file before the rewrite reads the new one.
+func TestARewriteKeepsUnendedJobsAndTheNewestEnded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.json")
+	s, err := Open(path, "srv")
 	if err != nil {
 		t.Fatal(err)
 	}
+	other, err := Open(path, "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.compactAt = 64 << 10 // a few hundred changes
 	start := time.Now()
-	for k := range maxRecords + 5 {
-		if err := s.Put(Record{ID: strconv.Itoa(k), Pane: "%0", Started: start.Add(time.Duration(k) * time.Second)}); err != nil {
+	if err := s.Put(Record{ID: "running", Pane: "%0", Started: start.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := other.Get("running"); !ok {
+		t.Fatal("another store does not see the first job")
+	}
+	n := maxEnded + 5
+	for k := range n {
+		at := start.Add(time.Duration(k) * time.Second)
+		r := Record{ID: strconv.Itoa(k), Pane: "%0", Started: at}
+		if err := s.Put(r); err != nil {
+			t.Fatal(err)
+		}
+		r.Ended = at.Add(time.Millisecond)
+		if err := s.Put(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for k := range maxRecords + 5 {
-		_, ok := s.Get(strconv.Itoa(k))
-		if want := k >= 5; ok != want {
-			t.Errorf("job %d kept: %v, want %v", k, ok, want)
+	data, err := os.ReadFile(path)
+	if lines := strings.Count(string(data), "\n"); err != nil || lines > n+maxEnded {
+		t.Fatalf("the job file after %d changes: %d lines (%v); want it rewritten on the way", 2*n+1, lines, err)
+	}
+	// The last rewrite may have come before the oldest ended jobs were
+	// past the newest maxEnded: one more, as the next change would make.
+	if err := s.locked(func() error { _ = s.catchUp(); return s.rewrite() }); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*Store{s, other} {
+		if r, ok := st.Get("running"); !ok || !r.Ended.IsZero() {
+			t.Errorf("the unended job: %+v, %v; want it kept", r, ok)
 		}
+		for k := range n {
+			r, ok := st.Get(strconv.Itoa(k))
+			if want := k >= n-maxEnded; ok != want || ok && r.Ended.IsZero() {
+				t.Errorf("ended job %d kept: %v (%+v), want %v", k, ok, r, want)
+			}
+		}
+	}
+}
+
+// A line that a tmcp died writing is skipped, and the changes after it are
+// read.
+func TestAnUnfinishedLineIsSkipped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.json")
+	s, err := Open(path, "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(Record{ID: "a", Pane: "%0", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"id":"cut","pane":"%0","comm`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := s.Put(Record{ID: "b", Pane: "%0", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	later, err := Open(path, "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"a": true, "cut": false, "b": true} {
+		if _, ok := later.Get(id); ok != want {
+			t.Errorf("job %s found: %v, want %v", id, ok, want)
+		}
+	}
+}
+
+// A file of version 1, one JSON object, is taken over and rewritten.
+func TestAFileOfVersionOneIsTakenOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.json")
+	old := `{"version":1,"server":"srv","jobs":[{"id":"j1","pane":"%1","command":"make","started":"2026-12-02T10:00:00Z"}]}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := s.Unended("%1"); len(u) != 1 || u[0].Command != "make" {
+		t.Fatalf("Unended(%%1) = %+v, want the job of the old file", u)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(data), `{"version":2,`) {
+		t.Fatalf("the file after Open: %q; want it rewritten as version 2", data)
 	}
 }
 
@@ -106,8 +195,9 @@ func TestAnUnusableFileIsSetAsideAndReported(t *testing.T) {
 	}{
 		{"not JSON", "{{{ nonsense", "not a job file"},
 		{"another version", `{"version":99,"server":"srv","jobs":[]}`, "version 99"},
-		{"another server", `{"version":1,"server":"other","jobs":[]}`, `"other"`},
-		{"too large", `{"version":1,"server":"srv","jobs":[]}` + strings.Repeat(" ", maxFileBytes), "at most"},
+		{"another server", `{"version":2,"server":"other"}` + "\n", `"other"`},
+		{"another server, version 1", `{"version":1,"server":"other","jobs":[]}`, `"other"`},
+		{"too large", `{"version":2,"server":"srv"}` + "\n" + strings.Repeat(" ", maxFileBytes), "at most"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
