@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -51,6 +52,7 @@ func main() {
 	flag.BoolVar(&cfg.SerialStart, "serial-start", cfg.SerialStart, "start the panes' streams one at a time (looks past faults of concurrent first watches)")
 	flag.BoolVar(&cfg.Neighbour, "neighbour", cfg.Neighbour, "give the flooding pane a quiet neighbour, waited on first and now and then")
 	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file once the calls are over, and to FILE.first after the first quarter")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (tmcp and its client share the process) to this file")
 	quiet := flag.Bool("q", false, "no progress on stderr")
 	flag.Parse()
 	if cfg.Panes < 1 || cfg.Duration <= 0 || cfg.KillEvery < 0 || cfg.StopFor < 0 || cfg.TmuxRestarts < 0 || cfg.TmcpRestarts < 0 {
@@ -62,13 +64,27 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "soak: CPU profile:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	sum, err := run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	sum.print(os.Stdout)
 	if !sum.passed() {
+		pprof.StopCPUProfile() // os.Exit runs no deferred call
 		os.Exit(1)
 	}
 }

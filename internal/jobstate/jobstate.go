@@ -90,10 +90,11 @@ type Store struct {
 
 	mu      sync.Mutex // one change at a time from this process
 	jobs    map[string]Record
-	seen    os.FileInfo // the file as last read or written; nil: none
-	offset  int64       // how much of it has been read
-	version int         // the version of the file read
-	kept    int64       // the file's size when this store last rewrote it
+	running map[string]map[string]bool // the ids of the jobs with no end, by pane
+	seen    os.FileInfo                // the file as last read or written; nil: none
+	offset  int64                      // how much of it has been read
+	version int                        // the version of the file read
+	kept    int64                      // the file's size when this store last rewrote it
 }
 
 // Path returns where the jobs of a tmux server are kept in dir: a file
@@ -126,7 +127,8 @@ func Open(path, server string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("making the directory for tmcp's job file: %w", err)
 	}
-	s := &Store{path: path, server: server, compactAt: compactBytes, jobs: map[string]Record{}}
+	s := &Store{path: path, server: server, compactAt: compactBytes}
+	s.forget()
 	var problem error
 	err := s.locked(func() error {
 		problem = s.catchUp()
@@ -148,7 +150,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Put(r Record) error {
 	return s.locked(func() error {
 		_ = s.catchUp() // a file set aside: r starts a new one
-		s.jobs[r.ID] = r
+		s.note(r)
 		if s.seen == nil || s.legacy() {
 			return s.rewrite()
 		}
@@ -191,10 +193,8 @@ func (s *Store) Unended(pane string) []Record {
 	var out []Record
 	_ = s.locked(func() error {
 		_ = s.catchUp()
-		for _, r := range s.jobs {
-			if r.Pane == pane && r.Ended.IsZero() {
-				out = append(out, r)
-			}
+		for id := range s.running[pane] {
+			out = append(out, s.jobs[id])
 		}
 		return nil
 	})
@@ -273,7 +273,7 @@ func (s *Store) catchUp() error {
 		}
 		var r Record
 		if json.Unmarshal(line, &r) == nil && r.ID != "" {
-			s.jobs[r.ID] = r
+			s.note(r)
 		}
 		s.offset += int64(len(line) + 1)
 		data = rest
@@ -295,7 +295,7 @@ func (s *Store) readHeader(line []byte) (int, error) {
 		return 0, fmt.Errorf("it names tmux server %q, not %q", l.Server, s.server)
 	}
 	for _, r := range l.Jobs {
-		s.jobs[r.ID] = r
+		s.note(r)
 	}
 	return l.Version, nil
 }
@@ -303,9 +303,25 @@ func (s *Store) readHeader(line []byte) (int, error) {
 // legacy reports whether the file read is of version 1.
 func (s *Store) legacy() bool { return s.seen != nil && s.version == legacyVersion }
 
+// note keeps a job's record, the newest for its id.
+func (s *Store) note(r Record) {
+	if old, ok := s.jobs[r.ID]; ok && old.Pane != r.Pane {
+		delete(s.running[old.Pane], r.ID)
+	}
+	s.jobs[r.ID] = r
+	switch {
+	case !r.Ended.IsZero():
+		delete(s.running[r.Pane], r.ID)
+	case s.running[r.Pane] == nil:
+		s.running[r.Pane] = map[string]bool{r.ID: true}
+	default:
+		s.running[r.Pane][r.ID] = true
+	}
+}
+
 // forget drops what was read of a file.
 func (s *Store) forget() {
-	s.jobs, s.seen, s.offset, s.version = map[string]Record{}, nil, 0, 0
+	s.jobs, s.running, s.seen, s.offset, s.version = map[string]Record{}, map[string]map[string]bool{}, nil, 0, 0
 }
 
 // setAside renames the file aside, for it cannot be used, and says so.
@@ -358,12 +374,12 @@ func (s *Store) rewrite() error {
 	if err := enc.Encode(header{Version: version, Server: s.server}); err != nil {
 		return fmt.Errorf("encoding tmcp's job file: %w", err)
 	}
-	s.jobs = make(map[string]Record, len(kept))
+	s.jobs, s.running = make(map[string]Record, len(kept)), map[string]map[string]bool{}
 	for _, r := range kept {
 		if err := enc.Encode(r); err != nil {
 			return fmt.Errorf("encoding tmcp's job file: %w", err)
 		}
-		s.jobs[r.ID] = r
+		s.note(r)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".jobs-*")
 	if err != nil {

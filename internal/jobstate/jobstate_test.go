@@ -45,6 +45,12 @@ func TestPutAndGetKeepAJobAcrossStores(t *testing.T) {
 	if u := a.Unended("%2"); len(u) != 0 {
 		t.Fatalf("Unended(%%2) = %+v, want none: j2 ended", u)
 	}
+	if err := b.Put(Record{ID: "j1", Pane: "%1", Command: "make", Started: start, Ended: start.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if u := a.Unended("%1"); len(u) != 0 {
+		t.Fatalf("Unended(%%1) = %+v once b put j1's end, want none", u)
+	}
 	info, err := os.Stat(path)
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("the job file: %v, %v; want mode 0600", info, err)
