@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,14 +266,22 @@ func (j *job) historyNote() string {
 	return "tmcp restarted since it ran: its output is as the pane's history holds it"
 }
 
+// typedRun finds the line tmcp types to run a command, any job's, in a
+// row: its opening, and the text before it, which is the shell's prompt
+// unless the line was typed ahead of the prompt.
+var typedRun = regexp.MustCompile(`^(.*?) ?(?:\(__tmcp [0-9a-f]{5}&&|__tmcp_r [0-9a-f]{5}|__tmcp [0-9a-f]{5}$)`)
+
 // outputInHistory finds a job's output in a pane's rows: the rows after
 // the last one that holds the typed line of job tag (and, in fish, the
 // command's own row after it), up to the shell's next prompt: a row that
-// is only the text before the typed line on its row, the last row, or
-// tmcp's next run. A prompt glued to the first row is taken off. A job
-// that still runs, a prompt not drawn yet, or one with no text before the
-// typed line has all the rows to the last. found is false when no row
-// holds the typed line.
+// is only the prompt, the last row, or a row holding tmcp's next run. The
+// prompt is the text before the typed line on its row or, where the line
+// was typed ahead of the prompt (dash draws it after a line typed early),
+// the text before tmcp's typed lines on other rows, or else the last row.
+// A prompt glued to the first row is taken off. A job that still runs, a
+// prompt not drawn yet, or one not known has all the rows to the last or
+// to tmcp's next run.
+// found is false when no row holds the typed line.
 func outputInHistory(rows []string, tag string, running bool) (lines []string, found bool) {
 	at, col := -1, -1
 	for i := len(rows) - 1; i >= 0 && at < 0; i-- {
@@ -290,29 +299,61 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 	if strings.HasSuffix(prompt, "  ") {
 		prompt = prompt[:len(prompt)-1]
 	}
+	// Typed ahead of its prompt, the line has the prompt drawn after it,
+	// at the front of the next row.
+	typedAhead := strings.TrimSpace(prompt) == ""
+	if typedAhead {
+		prompt = promptOfRuns(rows)
+	}
+	if last := rows[len(rows)-1]; prompt == "" && !running && at < len(rows)-1 && strings.TrimSpace(last) != "" && !typedRun.MatchString(last) {
+		prompt = last // an ended job's shell is back at its prompt, on the last row
+	}
 	start := at + 1
 	if rest := strings.TrimSpace(rows[at][col:]); !strings.Contains(rest, "&&") {
 		start++ // fish: the name of the job on its row, the command on the next
 	}
 	end := len(rows)
+	for i := start; i < end; i++ {
+		if typedRun.MatchString(rows[i]) {
+			end = i // tmcp's next run, typed after its prompt or ahead of it
+		}
+	}
 	for i := start; i < end && !running && prompt != ""; i++ {
 		if !strings.HasPrefix(rows[i], prompt) {
 			continue
 		}
-		if rest := rows[i][len(prompt):]; i == len(rows)-1 || strings.TrimSpace(rest) == "" || strings.Contains(rest, "__tmcp") {
-			end = i // the prompt the shell came back to, or tmcp's next run
+		if rest := rows[i][len(prompt):]; i == len(rows)-1 || strings.TrimSpace(rest) == "" {
+			end = i // the prompt the shell came back to
 		}
 	}
 	if start >= end {
 		return []string{}, true
 	}
 	lines = append([]string(nil), rows[start:end]...)
-	if prompt != "" && !running {
+	if prompt != "" && (!running || typedAhead) {
 		// A prompt drawn after a line typed ahead of it is glued to the
 		// front of the output's first row, as on the screen.
 		lines[0] = strings.TrimPrefix(lines[0], prompt)
 	}
 	return lines, true
+}
+
+// promptOfRuns returns the text most often found before tmcp's typed lines
+// in a pane's rows, taken for the shell's prompt, or "" if there is none.
+func promptOfRuns(rows []string) string {
+	seen := map[string]int{}
+	best := ""
+	for _, row := range rows {
+		m := typedRun.FindStringSubmatch(row)
+		if m == nil || strings.TrimSpace(m[1]) == "" {
+			continue
+		}
+		p := strings.TrimRight(m[1], " ") + " "
+		if seen[p]++; seen[p] > seen[best] {
+			best = p
+		}
+	}
+	return best
 }
 
 // joinReasons joins the reasons that are not empty.
