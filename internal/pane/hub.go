@@ -335,8 +335,9 @@ func (h *Hub) checkPanes() {
 	for id := range h.panes {
 		ids = append(ids, id)
 	}
+	typedInto := len(h.typedBytes)
 	h.mu.Unlock()
-	if len(ids) == 0 {
+	if len(ids) == 0 && typedInto == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tmux.DefaultCommandTimeout)
@@ -349,6 +350,14 @@ func (h *Hub) checkPanes() {
 	for _, p := range panes {
 		alive[p.ID] = p
 	}
+	// A pane gone takes its count of typed bytes with it.
+	h.mu.Lock()
+	for id := range h.typedBytes {
+		if _, ok := alive[id]; !ok {
+			delete(h.typedBytes, id)
+		}
+	}
+	h.mu.Unlock()
 	for _, id := range ids {
 		h.CheckPane(id, alive[id])
 	}

@@ -141,6 +141,29 @@ func TestTypedForgetsPanesWhoseLinesAreOld(t *testing.T) {
 	}
 }
 
+// A pane that is gone takes its count of typed bytes with it, once the
+// panes are checked.
+func TestTypedBytesGoWithTheirPane(t *testing.T) {
+	srv := tmuxtest.New(t)
+	gone := strings.TrimSpace(srv.Must("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "sh"))
+	h := newHub(t, srv)
+	ctx := context.Background()
+	for _, id := range []string{"%0", gone} {
+		if err := h.Type(ctx, id, "true", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Must("kill-pane", "-t", gone)
+	h.checkPanes()
+	h.mu.Lock()
+	_, keptGone := h.typedBytes[gone]
+	kept := h.typedBytes["%0"]
+	h.mu.Unlock()
+	if keptGone || kept != 5 {
+		t.Fatalf("typed bytes after %s was killed: kept for it %v, %d for %%0; want none for it and 5 for %%0", gone, keptGone, kept)
+	}
+}
+
 // TestABurstOfLayoutChangesCostsFewListings changes a streamed session's
 // layout many times in one tmux command: each change is a notification,
 // but the checks they call for must be coalesced, not one listing of all
