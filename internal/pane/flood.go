@@ -27,6 +27,13 @@ const (
 	floodWindow = 2 * time.Second
 	floodLook   = 40 * time.Millisecond
 	floodCalm   = 3
+	// lookRows is how many rows above the screen a look reads first, and
+	// at least what it reads next: reading the whole history (2,000 rows
+	// by default) 25 times a second cost tmux, busy with the flood, more
+	// than the rows that came. A look that does not find its anchor among
+	// them reads the whole history, unless the last look found it nowhere
+	// (the pane outruns its history: what is above is lost all the same).
+	lookRows = 200
 )
 
 // floodMeter counts a stream's bytes over two half windows.
@@ -103,6 +110,8 @@ type rowFollower struct {
 	partial string // the unfinished row, at the last look
 	sig     string // what the last look saw, to tell a calm pane
 	wrote   bool
+	reach   int  // rows above the screen the next look reads first
+	outrun  bool // the last look found its anchor nowhere in the history
 }
 
 // followFlood follows a flooding pane's stream through tmux's history
@@ -118,7 +127,7 @@ func (h *Hub) followFlood(s *Stream) {
 	}
 	defer h.letFlow(s)
 	s.skip() // rows may scroll out of the history between two looks
-	f := &rowFollower{}
+	f := &rowFollower{reach: lookRows}
 	if _, err := h.look(s, f, true); err != nil {
 		return
 	}
@@ -174,12 +183,23 @@ func (h *Hub) look(s *Stream, f *rowFollower, first bool) (changed bool, err err
 	if info.AlternateOn {
 		return false, nil // a full-screen program: no rows to follow
 	}
-	rows, err := h.tc.CapturePane(ctx, s.paneID, tmux.CaptureOptions{History: true})
+	from := -f.reach
+	rows, err := h.tc.CapturePane(ctx, s.paneID, tmux.CaptureOptions{Start: &from})
 	if err != nil {
 		return false, err
 	}
 	rows, partial := SplitUnfinished(rows, info.CursorX)
 	at := LastRowWith(rows, f.anchor)
+	whole := info.HistorySize <= f.reach
+	if at < 0 && !first && f.anchor != 0 && !f.outrun && !whole {
+		if rows, err = h.tc.CapturePane(ctx, s.paneID, tmux.CaptureOptions{History: true}); err != nil {
+			return false, err
+		}
+		rows, partial = SplitUnfinished(rows, info.CursorX)
+		at, whole = LastRowWith(rows, f.anchor), true
+	}
+	// Outrun until the anchor is found again within the rows read first.
+	f.outrun = at < 0 && !first && f.anchor != 0 && (whole || f.outrun)
 	fresh := rows[at+1:]
 	moved := info.HistorySize != f.history || info.CursorY != f.cursorY
 	f.history, f.cursorY = info.HistorySize, info.CursorY
@@ -209,6 +229,8 @@ func (h *Hub) look(s *Stream, f *rowFollower, first bool) (changed bool, err err
 	if len(rows) > 0 && (first || len(fresh) > 0) {
 		f.anchor = LineHash(rows[len(rows)-1])
 	}
+	// Twice what came this time: a steady flood is found in one read.
+	f.reach = max(lookRows, 2*len(fresh))
 	sig := fmt.Sprint(info.HistorySize, info.CursorX, info.CursorY, len(partial), LineHash(partial))
 	changed = len(fresh) > 0 || sig != f.sig
 	f.sig, f.partial = sig, partial

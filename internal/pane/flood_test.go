@@ -1,8 +1,13 @@
 package pane
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 func TestFloodMeterCountsTheLastWindow(t *testing.T) {
@@ -72,5 +77,54 @@ func TestAFloodIsFollowedOnlyWhileNoHolderNeedsEveryByte(t *testing.T) {
 	case <-s.needAll:
 	default:
 		t.Fatal("Exact during a followed flood did not ask the follower to stop")
+	}
+}
+
+// A look finds the rows written since the last one among the rows just
+// above the screen, or, when more came than those hold, in the whole
+// history: either way each row reaches the stream once, in order.
+func TestALookWritesEachNewRowOnceWhereverItIs(t *testing.T) {
+	srv := tmuxtest.New(t)
+	h := newHub(t, srv)
+	ctx := context.Background()
+	s, release, err := h.Acquire(ctx, "%0", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := h.tc.HoldOutput(ctx, "%0", true); err != nil {
+		t.Fatal(err)
+	}
+	f := &rowFollower{reach: lookRows}
+	if _, err := h.look(s, f, true); err != nil {
+		t.Fatal(err)
+	}
+	from := s.End()
+	for _, n := range []struct{ first, last int }{{1, lookRows / 4}, {lookRows/4 + 1, 3 * lookRows}} {
+		srv.Must("send-keys", "-t", "%0", fmt.Sprintf("seq %d %d | sed s/^/row-/", n.first, n.last), "Enter")
+		last := fmt.Sprintf("row-%d", n.last)
+		if !tmuxtest.WaitFor(5*time.Second, func() bool {
+			return strings.Contains(srv.Must("capture-pane", "-p", "-t", "%0"), last+"\n")
+		}) {
+			t.Fatalf("the pane never showed %s", last)
+		}
+		if _, err := h.look(s, f, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _, _ := s.ReadFrom(from, 0)
+	var rows []string
+	for _, l := range strings.Split(string(data), "\r\n") {
+		if strings.HasPrefix(l, "row-") {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) != 3*lookRows {
+		t.Fatalf("the stream got %d rows, want %d", len(rows), 3*lookRows)
+	}
+	for i, r := range rows {
+		if want := fmt.Sprintf("row-%d", i+1); r != want {
+			t.Fatalf("row %d of the stream is %q, want %q", i, r, want)
+		}
 	}
 }
