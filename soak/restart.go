@@ -273,12 +273,33 @@ func (s *soak) jobsAfter(ctx context.Context, jobs []jobCheck) []string {
 		case known && st == 0 && g.flag("outputLost") && len(g.lines()) == 0:
 			s.st.note("a job across the tmcp restart: its output no longer in the pane's history, reported lost")
 		case known && (st != 0 || strings.Join(g.lines(), "\n") != j.word):
-			s.st.fail("job lost", "%s: %s after tmcp restarted: exit status %d, output %q, want 0 and %q", g.describe(), j.how, st, strings.Join(g.lines(), "\n"), j.word)
+			s.st.fail("job lost", "%s: %s after tmcp restarted: exit status %d, output %q, want 0 and %q; %s", g.describe(), j.how, st, strings.Join(g.lines(), "\n"), j.word,
+				s.historyNear(ctx, g.str("paneId"), j.id[:5]))
 		case !known:
 			s.st.note("a job across the tmcp restart finished with its status unknown")
 		}
 	}
 	return out
+}
+
+// historyNear returns the rows of a pane's history around the last one
+// naming a job's token, for a failure's message.
+func (s *soak) historyNear(ctx context.Context, pane, tag string) string {
+	out, err := s.srv.Run(ctx, "capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+	if err != nil {
+		return "its pane's history: " + err.Error()
+	}
+	rows := strings.Split(out, "\n")
+	at := -1
+	for i, row := range rows {
+		if strings.Contains(row, tag) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return "no row of its pane's history names " + tag
+	}
+	return fmt.Sprintf("its pane's history around it: %q", rows[max(0, at-3):min(len(rows), at+6)])
 }
 
 // firstLine returns a message's first line, for a summary.

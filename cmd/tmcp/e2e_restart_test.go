@@ -155,20 +155,41 @@ func TestGetJobReportsAJobThatEndedUnrecordedWhileNoTmcpRan(t *testing.T) {
 	}
 }
 
+// A job whose pane is gone when a later tmcp is asked says its output is
+// lost, whether the job ran on or had ended before its tmcp went.
 func TestGetJobSaysWhenTheJobsPaneIsGone(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	pane := newShellWindow(t, srv)
-	first := startTMCP(t, srv, "")
-	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "sleep 30", "detach": true}))
-	killTMCP(t, first)
-	tmuxOne(srv, "kill-pane", "-t", pane)
+	for _, tc := range []struct {
+		name    string
+		command string
+		ended   bool
+	}{
+		{"running when its tmcp went", "sleep 30", false},
+		{"ended before its tmcp went", "echo done", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tmuxtest.New(t)
+			pane := newShellWindow(t, srv)
+			first := startTMCP(t, srv, "")
+			job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": tc.command, "detach": !tc.ended}))
+			if tc.ended && (!job.Finished || status(job.ExitStatus) != "0") {
+				t.Fatalf("run_command %q: finished %v status %s (%s)", tc.command, job.Finished, status(job.ExitStatus), job.Reason)
+			}
+			killTMCP(t, first)
+			tmuxOne(srv, "kill-pane", "-t", pane)
 
-	second := startTMCP(t, srv, "")
-	r := replyFields[jobOut](t, "get_job", second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 5}))
-	if !r.Finished || r.ExitStatus != nil || !r.OutputLost || !strings.Contains(r.Reason, "gone") {
-		t.Fatalf("get_job of a job whose pane was killed while no tmcp ran: finished %v status %s lost %v (%s); want finished, no status, output lost, the pane named gone",
-			r.Finished, status(r.ExitStatus), r.OutputLost, r.Reason)
+			second := startTMCP(t, srv, "")
+			r := replyFields[jobOut](t, "get_job", second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 5}))
+			switch {
+			case !r.Finished || !r.OutputLost:
+				t.Fatalf("get_job of a job whose pane was killed while no tmcp ran: finished %v lost %v (%s); want finished, output lost", r.Finished, r.OutputLost, r.Reason)
+			case !tc.ended && (r.ExitStatus != nil || !strings.Contains(r.Reason, "gone")):
+				t.Fatalf("get_job of a job running as its pane went: status %s (%s); want no status, the pane named gone", status(r.ExitStatus), r.Reason)
+			case tc.ended && status(r.ExitStatus) != "0":
+				t.Fatalf("get_job of a job that ended before its pane went: status %s (%s); want its status, 0", status(r.ExitStatus), r.Reason)
+			}
+		})
 	}
 }
 

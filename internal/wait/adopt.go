@@ -230,8 +230,9 @@ func parseEnd(out []string, tag string) (pid, status int, ok bool) {
 }
 
 // refill takes an adopted job's output from the pane's history, where
-// the row of its typed line still is; otherwise the output is marked
-// lost. Once the job has ended, its output is taken for good.
+// the row of its typed line still is; otherwise, or if the pane is gone,
+// the output is marked lost. Once the job has ended, its output is taken
+// for good.
 func (s *Service) refill(ctx context.Context, j *job) {
 	j.mu.Lock()
 	skip, running := !j.adopted || j.refilled, !j.finished
@@ -242,11 +243,13 @@ func (s *Service) refill(ctx context.Context, j *job) {
 	_, tag := j.mark()
 	rows, err := s.tc.CapturePane(ctx, j.paneID, tmux.CaptureOptions{History: true})
 	lines, found := outputInHistory(pane.TrimBlank(rows), tag, running)
+	var cerr *tmux.CommandError
+	gone := errors.As(err, &cerr) // the pane, and its history, are gone
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.refilled = !running && err == nil
+	j.refilled = !running && err == nil || gone
 	if err != nil || !found {
-		j.lost = j.lost || err == nil
+		j.lost = j.lost || err == nil || gone
 		return
 	}
 	j.tail = pane.NewTailBuffer(jobTailLines, jobTailBytes)
@@ -322,7 +325,11 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 		if !strings.HasPrefix(rows[i], prompt) {
 			continue
 		}
-		if rest := rows[i][len(prompt):]; i == len(rows)-1 || strings.TrimSpace(rest) == "" {
+		rest := rows[i][len(prompt):]
+		if typedAhead && i == start && strings.TrimSpace(rest) != "" {
+			continue // the prompt drawn after the line, glued to the output
+		}
+		if i == len(rows)-1 || strings.TrimSpace(rest) == "" {
 			end = i // the prompt the shell came back to
 		}
 	}

@@ -48,6 +48,13 @@ func TestOutputInHistory(t *testing.T) {
 			[]string{"(__tmcp fd098&&(echo a));__tmcp fd098 $?", "soak$ a", "(__tmcp 11111&&(seq 3));__tmcp 11111 $?", "soak$ 1", "2", "3", "soak$ "}, false, []string{"a"}, true},
 		{"running, typed ahead of its prompt",
 			[]string{"soak$ (__tmcp 22222&&(true));__tmcp 22222 $?", "(__tmcp fd098&&(sleep 2; echo ready));__tmcp fd098 $?", "soak$ "}, true, []string{""}, true},
+		{"ended, typed ahead of its prompt, after a run of its own shell's helper",
+			[]string{"soak$  trap 'stty echo' INT;stty -echo;printf '\\033]133;R;tmcp-dd2ee\\007';IFS= read -r __tmcp_l;stty echo;trap - INT;eval \"$__tmcp_l\"",
+				"soak$ (__tmcp dd2ee&&(echo before));__tmcp dd2ee $?", "before", "(__tmcp fd098&&(sleep 2; echo across));__tmcp fd098 $?", "soak$ across", "soak$ "},
+			false, []string{"across"}, true},
+		{"ended, typed ahead of its prompt, the next prompt not drawn yet",
+			[]string{"soak$ (__tmcp 11111&&(true));__tmcp 11111 $?", "(__tmcp fd098&&(sleep 2; echo across));__tmcp fd098 $?", "soak$ across"},
+			false, []string{"across"}, true},
 		{"scrolled out of the history",
 			[]string{"a", "b", "$ "}, false, nil, false},
 	}
