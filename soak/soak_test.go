@@ -10,8 +10,8 @@ import (
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
-// The test's soak is short and small, with the faults of the full one but
-// tmcp's restart (one restart of tmux): about a minute in all.
+// The test's soak is short and small, with the faults of the full one (one
+// restart of tmux, one of tmcp): about a minute in all.
 const (
 	testDuration = 45 * time.Second
 	testPanes    = 8
@@ -28,11 +28,9 @@ func TestSoakAnswersEveryCallInTimeAndLeaksNothing(t *testing.T) {
 	}
 	cfg := defaultConfig()
 	cfg.Duration, cfg.Panes = testDuration, testPanes
-	// Not tmcp's restart yet: a tmcp started again now takes over the
-	// jobs and cursors of the one before (a job still running holds its
-	// pane; a cursor reads on from the history), which the workers' model
-	// of their panes does not expect yet.
-	cfg.TmuxRestarts, cfg.TmcpRestarts = 1, 0
+	// One restart of each: the tmcp started again must know the jobs of
+	// the one before and tell their output.
+	cfg.TmuxRestarts, cfg.TmcpRestarts, cfg.JobsSurviveRestart = 1, 1, true
 	cfg.Log = logWriter{t}
 	if tmuxtest.RaceEnabled {
 		// The race detector slows tmcp several times over; the bounds
