@@ -510,10 +510,10 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				inFront = 0
 			}
 			// A job of an earlier tmcp asks its pane's option at every
-			// look: it may have ended before this tmcp followed it, and
-			// where the foreground cannot be seen (a remote host) nothing
-			// else tells.
-			if inFront >= 2 || j.adopted {
+			// look: it may have ended before this tmcp followed it. So
+			// does one whose foreground cannot be seen (a remote host):
+			// nothing else tells.
+			if inFront >= 2 || j.adopted || !known {
 				ctx, cancel := context.WithTimeout(context.Background(), lookEvery)
 				status, recorded := s.recordedEnd(ctx, j)
 				cancel()
