@@ -163,7 +163,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 
 	if err := s.send(ctx, req.PaneID, j, info, t, stream); err != nil {
 		if !unanswered(ctx, err) || errors.Is(err, tmux.ErrNotSent) {
-			j.end(false, nil, "the command could not be typed: "+err.Error())
+			s.endUntyped(ctx, j, err)
 			return runResult{}, notTyped(ctx, err)
 		}
 		// tmux has the keys but did not answer: it types them if it
@@ -391,10 +391,23 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 		}
 		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
 			s.helpers.forget(paneID)
-			j.end(false, nil, "the command could not be typed: "+err.Error())
+			s.endUntyped(ctx, j, err)
 			return
 		}
 	}
+}
+
+// endUntyped ends a job whose line could not be typed: as the death of
+// its pane when the pane is gone (killed as tmcp typed, before its stream
+// said so), else with the error.
+func (s *Service) endUntyped(ctx context.Context, j *job, err error) {
+	info, ierr := s.tc.PaneInfo(ctx, j.paneID)
+	var cerr *tmux.CommandError
+	if errors.As(ierr, &cerr) || ierr == nil && info.Dead {
+		j.end(true, nil, "the pane was closed while the command was typed")
+		return
+	}
+	j.end(false, nil, "the command could not be typed: "+err.Error())
 }
 
 // typed notes when the first of a run's lines was typed.
