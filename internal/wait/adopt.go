@@ -283,8 +283,7 @@ var typedRun = regexp.MustCompile(`^(.*?) ?(?:\(__tmcp [0-9a-f]{5}&&|__tmcp_r [0
 // the text before tmcp's typed lines on other rows, or else the last row.
 // A prompt glued to the first row is taken off. A job that still runs, a
 // prompt not drawn yet, or one not known has all the rows to the last or
-// to tmcp's next run.
-// found is false when no row holds the typed line.
+// to tmcp's next run. found is false when no row holds the typed line.
 func outputInHistory(rows []string, tag string, running bool) (lines []string, found bool) {
 	at, col := -1, -1
 	for i := len(rows) - 1; i >= 0 && at < 0; i-- {
