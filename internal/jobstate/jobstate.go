@@ -42,7 +42,8 @@ const (
 	// by start: a later tmcp settles them, but those of panes gone stay.
 	maxUnended = 1024
 	// compactBytes is the size past which the file is rewritten: about
-	// 8,000 changes, a few milliseconds to read whole.
+	// 8,000 changes. A store reads the whole file only when it opens it or
+	// another process rewrote it.
 	compactBytes = 2 << 20
 	// maxFileBytes bounds a file read: anything larger is not ours.
 	maxFileBytes = 16 << 20
