@@ -92,6 +92,7 @@ type job struct {
 	adopted      bool          // started by an earlier tmcp (adopt.go)
 	refilled     bool          // an adopted job's output was taken from history once it ended
 	typedAt      time.Time     // when the typed line had been sent
+	typedAll     bool          // the last of the run's lines was typed: the shell runs it once in front
 	keys         chan string   // interrupt keys tmcp sent after that
 }
 
@@ -360,7 +361,7 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 		}
 	}
 	// From here an interrupt key may cut what was typed.
-	j.typed()
+	j.typed(first == len(steps))
 	if first < len(steps) {
 		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
 	}
@@ -395,6 +396,9 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 			return
 		}
 	}
+	j.mu.Lock()
+	j.typedAll = true
+	j.mu.Unlock()
 }
 
 // endUntyped ends a job whose line could not be typed: as the death of
@@ -410,11 +414,20 @@ func (s *Service) endUntyped(ctx context.Context, j *job, err error) {
 	j.end(false, nil, "the command could not be typed: "+err.Error())
 }
 
-// typed notes when the first of a run's lines was typed.
-func (j *job) typed() {
+// typed notes when the first of a run's lines was typed, and whether it
+// was the last.
+func (j *job) typed(all bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.typedAt = time.Now()
+	j.typedAt, j.typedAll = time.Now(), all
+}
+
+// waitsForTyping reports whether lines of the run are still to be typed:
+// the shell in front then waits for them, and says nothing of the end.
+func (j *job) waitsForTyping() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return !j.typedAll && !j.adopted
 }
 
 // lineOpenings are how the lines of a run begin: a line editor may echo
@@ -518,8 +531,10 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			front, known := s.shellInFront(ctx, j.paneID, j.shellGroup)
 			cancel()
 			// Twice in a row: an end mark written just before the first
-			// look has had time to arrive.
-			if inFront++; !known || !front {
+			// look has had time to arrive. While tmcp still hands the
+			// shell the run's lines, it is in front reading them, unless
+			// an interrupt key cut the reading.
+			if inFront++; !known || !front || j.waitsForTyping() && !r.interrupted {
 				inFront = 0
 			}
 			// A job of an earlier tmcp asks its pane's option at every

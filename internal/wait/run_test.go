@@ -3,9 +3,12 @@ package wait
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/pane"
 )
 
 // A run whose line cannot be typed ends with its pane's death when the
@@ -28,5 +31,53 @@ func TestARunThatCouldNotBeTypedEndsWithItsPanesDeath(t *testing.T) {
 		if r := j.result(false, 0, 0); !r.Finished || r.PaneDied != tc.died || r.Reason != tc.reason {
 			t.Errorf("pane %s: finished %v paneDied %v reason %q; want paneDied %v, %q", tc.pane, r.Finished, r.PaneDied, r.Reason, tc.died, tc.reason)
 		}
+	}
+}
+
+// A run whose output tmux dropped is not taken for ended while tmcp still
+// hands its lines to the shell, which is in front reading them; once the
+// last line is typed, the shell in front ends it.
+func TestALostRunIsNotEndedWhileItsLinesAreStillTyped(t *testing.T) {
+	f := newFixture(t)
+	pid, err := strconv.Atoi(strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", "%0", "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := newJob("abcdef012345", "%0", "echo x", time.Now())
+	j.shellGroup = f.s.frontGroup(pid)
+	j.typed(false) // a handover still to come
+	stream := pane.NewStream("%0", 1, 1<<16)
+	feed := newFeed()
+	_, untap := stream.Tap(feed.write)
+	defer untap()
+	go f.s.follow(j, stream, feed, 0, func() {})
+	// tmux keeps dropping the pane's output, from before the run is
+	// followed until it ends.
+	go func() {
+		for {
+			stream.Lost(1)
+			select {
+			case <-j.done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	// Two looks a second apart find the shell in front: not an end yet.
+	select {
+	case <-j.done:
+		t.Fatalf("the run ended while its lines were still typed: %s", j.result(false, 0, 0).Reason)
+	case <-time.After(3 * lostEndEvery):
+	}
+	j.mu.Lock()
+	j.typedAll = true
+	j.mu.Unlock()
+	select {
+	case <-j.done:
+	case <-time.After(5 * lostEndEvery):
+		t.Fatal("the run typed whole, its shell in front, did not end")
+	}
+	if r := j.result(false, 0, 0); !r.OutputLost || r.ExitStatus != nil || !strings.Contains(r.Reason, "dropped output") {
+		t.Fatalf("the run: outputLost %v status %v (%s); want output lost, its status unknown", r.OutputLost, r.ExitStatus, r.Reason)
 	}
 }
