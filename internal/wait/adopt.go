@@ -124,7 +124,8 @@ func (s *Service) adopted(ctx context.Context, id string) (*job, error) {
 // that ended is kept among the finished ones; one that runs is followed.
 func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) {
 	j := newJob(rec.ID, rec.Pane, rec.Command, rec.Started)
-	j.panePID, j.shellGroup, j.adopted = rec.PanePID, rec.ShellGroup, true
+	// An earlier tmcp typed its lines: whatever was not typed never will be.
+	j.panePID, j.shellGroup, j.adopted, j.typedAll = rec.PanePID, rec.ShellGroup, true, true
 	if !rec.Ended.IsZero() {
 		// Its tmcp saw it end: only the output is to be found.
 		j.endAt(rec.Ended, rec.PaneDied, rec.Status, rec.Reason)

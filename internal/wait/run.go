@@ -402,14 +402,17 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 }
 
 // endUntyped ends a job whose line could not be typed: as the death of
-// its pane when the pane is gone (killed as tmcp typed, before its stream
-// said so), else with the error.
+// its pane when tmux refused the keys and the pane is gone (killed as tmcp
+// typed, before its stream said so), else with the error. tmux is asked
+// only when it refused: one that did not answer would not now either.
 func (s *Service) endUntyped(ctx context.Context, j *job, err error) {
-	info, ierr := s.tc.PaneInfo(ctx, j.paneID)
 	var cerr *tmux.CommandError
-	if errors.As(ierr, &cerr) || ierr == nil && info.Dead {
-		j.end(true, nil, "the pane was closed while the command was typed")
-		return
+	if errors.As(err, &cerr) {
+		info, ierr := s.tc.PaneInfo(ctx, j.paneID)
+		if errors.As(ierr, &cerr) || ierr == nil && info.Dead {
+			j.end(true, nil, "the pane was closed while the command was typed")
+			return
+		}
 	}
 	j.end(false, nil, "the command could not be typed: "+err.Error())
 }
@@ -427,7 +430,7 @@ func (j *job) typed(all bool) {
 func (j *job) waitsForTyping() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return !j.typedAll && !j.adopted
+	return !j.typedAll
 }
 
 // lineOpenings are how the lines of a run begin: a line editor may echo

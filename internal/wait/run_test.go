@@ -9,27 +9,37 @@ import (
 	"time"
 
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
 )
 
-// A run whose line cannot be typed ends with its pane's death when the
-// pane is gone (killed as tmcp typed, before its stream said so), and
-// with the typing error when the pane lives on.
+// A run whose line tmux refused because its pane is gone (killed as tmcp
+// typed, before its stream said so) ends with the pane's death; a refusal
+// for a pane that lives, or tmux not answering, gives the typing error.
 func TestARunThatCouldNotBeTypedEndsWithItsPanesDeath(t *testing.T) {
 	f := newFixture(t)
+	ctx := context.Background()
 	gone := strings.TrimSpace(f.srv.Must("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "%0", "sh"))
 	f.srv.Must("kill-pane", "-t", gone)
+	refused := f.tc.SendKeys(ctx, gone, true, "echo x")
+	var cerr *tmux.CommandError
+	if !errors.As(refused, &cerr) {
+		t.Fatalf("typing into a killed pane: %v, want tmux's refusal", refused)
+	}
+	unanswered := errors.New("no answer")
 	for _, tc := range []struct {
 		pane   string
+		err    error
 		died   bool
 		reason string
 	}{
-		{gone, true, "the pane was closed while the command was typed"},
-		{"%0", false, "the command could not be typed: no answer"},
+		{gone, refused, true, "the pane was closed while the command was typed"},
+		{"%0", refused, false, "the command could not be typed: " + refused.Error()},
+		{gone, unanswered, false, "the command could not be typed: no answer"},
 	} {
 		j := newJob("abcdef012345", tc.pane, "echo x", time.Now())
-		f.s.endUntyped(context.Background(), j, errors.New("no answer"))
+		f.s.endUntyped(ctx, j, tc.err)
 		if r := j.result(false, 0, 0); !r.Finished || r.PaneDied != tc.died || r.Reason != tc.reason {
-			t.Errorf("pane %s: finished %v paneDied %v reason %q; want paneDied %v, %q", tc.pane, r.Finished, r.PaneDied, r.Reason, tc.died, tc.reason)
+			t.Errorf("pane %s, error %q: finished %v paneDied %v reason %q; want paneDied %v, %q", tc.pane, tc.err, r.Finished, r.PaneDied, r.Reason, tc.died, tc.reason)
 		}
 	}
 }
