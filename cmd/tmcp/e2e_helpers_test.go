@@ -626,6 +626,18 @@ func shellPane(t *testing.T, srv *tmuxtest.Server) string {
 	return pane
 }
 
+// shellPaneRunning returns the fixture's shell pane when command is empty,
+// else a new window running command, once its shell shows its prompt.
+func shellPaneRunning(t *testing.T, srv *tmuxtest.Server, command string) string {
+	t.Helper()
+	if command == "" {
+		return shellPane(t, srv)
+	}
+	pane := newWindow(srv, command)
+	waitPrompt(t, srv, pane)
+	return pane
+}
+
 // newShellWindow makes a window running sh and waits for its prompt.
 func newShellWindow(t *testing.T, srv *tmuxtest.Server) string {
 	t.Helper()

@@ -188,11 +188,7 @@ func TestRunCommandEndsPromptlyOnEveryInterruptAndFreesThePane(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := tmuxtest.New(t)
-			pane := shellPane(t, srv)
-			if tt.shell != "" {
-				pane = newWindow(srv, tt.shell)
-				waitPrompt(t, srv, pane)
-			}
+			pane := shellPaneRunning(t, srv, tt.shell)
 			s := startTMCP(t, srv, "")
 			if tt.before != nil {
 				tt.before(t, srv, pane)

@@ -28,6 +28,17 @@ func killTMCP(t *testing.T, s *session) {
 	}
 }
 
+// detachAfterHelper runs command detached in pane as its shell's second
+// run: the first hands the shell its helper, so the job's line is typed
+// as it is. dash draws its prompt after a line typed ahead of it, so the
+// job waits for the prompt the first run leaves.
+func detachAfterHelper(t *testing.T, s *session, srv *tmuxtest.Server, pane, command string) jobOut {
+	t.Helper()
+	replyFields[jobOut](t, "run_command", s.call("run_command", map[string]any{"paneId": pane, "command": "true"}))
+	waitPrompt(t, srv, pane)
+	return replyFields[jobOut](t, "run_command", s.call("run_command", map[string]any{"paneId": pane, "command": command, "detach": true}))
+}
+
 // The new tmcp tells the job's end by its shell coming back to the front,
 // whether the shell is the pane's process or a child of it.
 func TestGetJobFollowsAJobOfAKilledTmcpToItsEnd(t *testing.T) {
@@ -43,11 +54,7 @@ func TestGetJobFollowsAJobOfAKilledTmcpToItsEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := tmuxtest.New(t)
-			pane := shellPane(t, srv)
-			if tc.command != "" {
-				pane = newWindow(srv, tc.command)
-				waitPrompt(t, srv, pane)
-			}
+			pane := shellPaneRunning(t, srv, tc.command)
 			first := startTMCP(t, srv, "")
 			job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
 				"command": "echo before; sleep 2; echo after; (exit 3)", "detach": true}))
@@ -80,12 +87,7 @@ func TestGetJobReportsAJobThatEndedWhileNoTmcpRan(t *testing.T) {
 	srv := tmuxtest.New(t)
 	pane := shellPane(t, srv)
 	first := startTMCP(t, srv, "")
-	// The first run hands the shell its helper; the job is the second.
-	replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "true"}))
-	// dash draws its prompt after a line typed ahead of it: not in the output.
-	waitPrompt(t, srv, pane)
-	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
-		"command": "sleep 1; printf 'one\\ntwo\\n'; (exit 4)", "detach": true}))
+	job := detachAfterHelper(t, first, srv, pane, "sleep 1; printf 'one\\ntwo\\n'; (exit 4)")
 	killTMCP(t, first)
 	// The job ends with no tmcp running: its shell leaves the status in
 	// the pane's option.
@@ -129,14 +131,9 @@ func TestGetJobReportsAJobThatEndedUnrecordedWhileNoTmcpRan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := tmuxtest.New(t)
-			pane := newWindow(srv, tc.command)
-			waitPrompt(t, srv, pane)
+			pane := shellPaneRunning(t, srv, tc.command)
 			first := startTMCP(t, srv, "")
-			// The first run hands the shell its helper; the job is the second.
-			replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "true"}))
-			waitPrompt(t, srv, pane)
-			job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
-				"command": "echo before; sleep 1; echo after", "detach": true}))
+			job := detachAfterHelper(t, first, srv, pane, "echo before; sleep 1; echo after")
 			killTMCP(t, first)
 			waitScreen(t, srv, pane, "the job's last line", func(rows []string) bool { return hasLine(rows, "after") })
 			waitPrompt(t, srv, pane)
