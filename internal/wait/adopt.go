@@ -126,6 +126,7 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 	j := newJob(rec.ID, rec.Pane, rec.Command, rec.Started)
 	// An earlier tmcp typed its lines: whatever was not typed never will be.
 	j.panePID, j.shellGroup, j.adopted, j.typedAll = rec.PanePID, rec.ShellGroup, true, true
+	j.typingFrom = rec.Started // a key tmcp sends now reaches the command
 	if !rec.Ended.IsZero() {
 		// Its tmcp saw it end: only the output is to be found.
 		j.endAt(rec.Ended, rec.PaneDied, rec.Status, rec.Reason)

@@ -166,6 +166,47 @@ func TestReaderTakesAKeyTmcpSentAsItsEcho(t *testing.T) {
 	}
 }
 
+// A key sent while tmcp hands a run's lines over may have landed ahead of
+// them, harmless: each line typed after it is given the whole grace to be
+// read, and none runs out while the next line is being typed.
+func TestAKeysGraceRunsFromTheLastLineTypedAfterIt(t *testing.T) {
+	at := time.Now()
+	for _, tt := range []struct {
+		name      string
+		lastTyped time.Duration // after the key
+		readWait  bool
+		typedAll  bool
+		due       time.Duration // after the key; -1: none while typing
+	}{
+		{"waiting for the shell to read a line typed before the key", -time.Millisecond, true, false, keyGrace},
+		{"waiting for the shell to read a line typed after the key", 200 * time.Millisecond, true, false, 200*time.Millisecond + keyGrace},
+		{"typing the next line", 200 * time.Millisecond, false, false, -1},
+		{"all typed, the last line after the key", 300 * time.Millisecond, false, true, 300*time.Millisecond + keyGrace},
+		{"all typed before the key", -time.Second, false, true, keyGrace},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, r := readerFixture("x")
+			j.typingFrom, j.lastTyped, j.readWait, j.typedAll = at.Add(-2*time.Second), at.Add(tt.lastTyped), tt.readWait, tt.typedAll
+			r.keySent("C-c", at)
+			if tt.due < 0 {
+				if due := r.due(); !due.IsZero() || r.expire(at.Add(time.Hour)) {
+					t.Fatalf("due %v, want nothing due while a line is typed", due.Sub(at))
+				}
+				return
+			}
+			if due := r.due().Sub(at); due != tt.due {
+				t.Fatalf("due %v after the key, want %v", due, tt.due)
+			}
+			if r.expire(at.Add(tt.due - time.Millisecond)) {
+				t.Fatal("the job ended before its grace")
+			}
+			if !r.expire(at.Add(tt.due)) || !strings.Contains(j.result(false, 0, 0).Reason, "did not run") {
+				t.Fatalf("at its grace: %+v, want the job not run", j.result(false, 0, 0))
+			}
+		})
+	}
+}
+
 func TestInterruptKey(t *testing.T) {
 	for name, want := range map[string]string{
 		"C-c": "C-c", "c-C": "C-c", "^C": "C-c", "C-z": "C-z", "^z": "C-z", `C-\`: `C-\`, `^\`: `C-\`,

@@ -91,9 +91,12 @@ type job struct {
 	shellGroup   int           // the process group of the pane's shell (see frontGroup); 0: not known
 	adopted      bool          // started by an earlier tmcp (adopt.go)
 	refilled     bool          // an adopted job's output was taken from history once it ended
-	typedAt      time.Time     // when the typed line had been sent
+	typingFrom   time.Time     // when tmcp began to type the run's lines: a key sent from then may cut them
+	lastTyped    time.Time     // when the last line typed so far had been sent
+	readWait     bool          // the typing waits for the shell to read what was typed
 	typedAll     bool          // the last of the run's lines was typed: the shell runs it once in front
-	keys         chan string   // interrupt keys tmcp sent after that
+	stepped      chan struct{} // a token each time the typing moves on
+	keys         chan string   // interrupt keys tmcp sent once the typing began
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -354,14 +357,16 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 			break
 		}
 	}
+	// From here an interrupt key may cut what is typed: one sent as the
+	// first line goes may land after it.
+	j.typingBegins()
 	for _, st := range steps[:first] {
 		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
 			s.helpers.forget(paneID)
 			return err
 		}
 	}
-	// From here an interrupt key may cut what was typed.
-	j.typed(first == len(steps))
+	j.typedLine(first == len(steps))
 	if first < len(steps) {
 		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
 	}
@@ -375,10 +380,12 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []step, stream *pane.Stream) {
 	ctx, cancel := context.WithTimeout(call, handOverWait)
 	defer cancel()
-	for _, st := range steps {
+	for i, st := range steps {
 		if st.afterRead {
+			j.awaitsRead(true)
 			select {
 			case <-j.reads:
+				j.awaitsRead(false)
 			case <-j.done:
 				return // interrupted, or the helper was missing: the job says
 			case <-ctx.Done():
@@ -390,15 +397,18 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 		if st.afterPrompt {
 			quiet(stream, promptQuiet, promptWait)
 		}
+		select {
+		case <-j.done:
+			return // a key cut the reading: what follows must not run
+		default:
+		}
 		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
 			s.helpers.forget(paneID)
 			s.endUntyped(ctx, j, err)
 			return
 		}
+		j.typedLine(i == len(steps)-1)
 	}
-	j.mu.Lock()
-	j.typedAll = true
-	j.mu.Unlock()
 }
 
 // endUntyped ends a job whose line could not be typed: as the death of
@@ -417,12 +427,45 @@ func (s *Service) endUntyped(ctx context.Context, j *job, err error) {
 	j.end(false, nil, "the command could not be typed: "+err.Error())
 }
 
-// typed notes when the first of a run's lines was typed, and whether it
-// was the last.
-func (j *job) typed(all bool) {
+// typingBegins notes that tmcp begins to type the run's lines.
+func (j *job) typingBegins() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.typedAt, j.typedAll = time.Now(), all
+	j.typingFrom = time.Now()
+}
+
+// typedLine notes that a line of the run was typed, and whether it was
+// the last.
+func (j *job) typedLine(all bool) {
+	j.mu.Lock()
+	j.lastTyped, j.typedAll, j.readWait = time.Now(), all, false
+	j.mu.Unlock()
+	j.step()
+}
+
+// awaitsRead notes whether the typing waits for the shell to read what
+// was typed (its R mark) before it goes on.
+func (j *job) awaitsRead(waits bool) {
+	j.mu.Lock()
+	j.readWait = waits
+	j.mu.Unlock()
+	j.step()
+}
+
+// step tells the job's reader that the typing moved on.
+func (j *job) step() {
+	select {
+	case j.stepped <- struct{}{}:
+	default: // one waiting is enough
+	}
+}
+
+// typing reports when the last line so far was typed, and whether tmcp is
+// typing the next one now: neither waiting for the shell nor done.
+func (j *job) typing() (last time.Time, busy bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.lastTyped, !j.typingFrom.IsZero() && !j.typedAll && !j.readWait
 }
 
 // waitsForTyping reports whether lines of the run are still to be typed:
@@ -525,6 +568,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			return
 		case key := <-j.keys:
 			r.keySent(key, time.Now())
+		case <-j.stepped: // the grace of a key runs from the last typed line
 		case <-wake:
 			if r.expire(time.Now()) {
 				return
@@ -816,7 +860,7 @@ func (s *Service) keysSent(paneID string, keys []string, sentAt time.Time) {
 		return
 	}
 	j.mu.Lock()
-	after := !j.typedAt.IsZero() && sentAt.After(j.typedAt)
+	after := !j.typingFrom.IsZero() && !sentAt.Before(j.typingFrom)
 	j.mu.Unlock()
 	for _, k := range keys {
 		if key := interruptKey(k); key != "" && after {
@@ -846,6 +890,16 @@ func interruptKey(name string) string {
 func (r *reader) due() time.Time {
 	switch {
 	case r.dec == nil && r.key != "":
+		// Each line tmcp types after the key is read at once if the key
+		// landed before it: the grace runs from the later of the two, and
+		// not while the next line is being typed.
+		last, busy := r.j.typing()
+		if busy {
+			return time.Time{}
+		}
+		if last.After(r.keyAt) {
+			return last.Add(keyGrace)
+		}
 		return r.keyAt.Add(keyGrace)
 	case r.dec != nil && r.replaces:
 		return r.started.Add(replaceGrace)
@@ -965,7 +1019,7 @@ func (j *job) addPiece(line string, more bool) {
 func newJob(id, paneID, command string, started time.Time) *job {
 	return &job{id: id, paneID: paneID, command: command, started: started,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		reads: make(chan struct{}, 2)}
+		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1)}
 }
 
 // end records how the job ended, once: with the command's status, if it

@@ -55,7 +55,8 @@ func TestALostRunIsNotEndedWhileItsLinesAreStillTyped(t *testing.T) {
 	}
 	j := newJob("abcdef012345", "%0", "echo x", time.Now())
 	j.shellGroup = f.s.frontGroup(pid)
-	j.typed(false) // a handover still to come
+	j.typingBegins()
+	j.typedLine(false) // a handover still to come
 	stream := pane.NewStream("%0", 1, 1<<16)
 	feed := newFeed()
 	_, untap := stream.Tap(feed.write)
@@ -89,5 +90,43 @@ func TestALostRunIsNotEndedWhileItsLinesAreStillTyped(t *testing.T) {
 	}
 	if r := j.result(false, 0, 0); !r.OutputLost || r.ExitStatus != nil || !strings.Contains(r.Reason, "dropped output") {
 		t.Fatalf("the run: outputLost %v status %v (%s); want output lost, its status unknown", r.OutputLost, r.ExitStatus, r.Reason)
+	}
+}
+
+// A key whose send began as tmcp began to type a run's first line may
+// land after that line and discard it, unread: the run ends, not run, at
+// the key's grace rather than waiting out the handover of its helper.
+func TestAKeySentAsTheTypingBeganEndsTheRunItCut(t *testing.T) {
+	f := newFixture(t)
+	id := f.shellPane("sh", "env PS1='$ ' sh") // a new shell: its first run hands over the helper
+	// A script in front, so that the typed lines wait unread; without the
+	// echo of ^C only tmcp knows of the key.
+	f.srv.Must("send-keys", "-t", id, "stty -echoctl; sh -c 'echo busy; sleep 30; :'", "Enter")
+	f.screenShows(id, "busy")
+	ran := make(chan JobResult, 1)
+	go func() {
+		r, err := f.s.Run(context.Background(), RunRequest{PaneID: id, Command: "echo ran", Timeout: Timeout{Duration: 20 * time.Second}})
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		ran <- r
+	}()
+	f.screenShows(id, "__tmcp")
+	j := f.s.jobs.running(id)
+	if j == nil {
+		t.Fatal("no job holds the pane")
+	}
+	j.mu.Lock()
+	began := j.typingFrom
+	j.mu.Unlock()
+	f.srv.Must("send-keys", "-t", id, "C-c")
+	f.s.keysSent(id, []string{"C-c"}, began)
+	select {
+	case r := <-ran:
+		if !r.Finished || r.ExitStatus != nil || !strings.Contains(r.Reason, "C-c") || !strings.Contains(r.Reason, "did not run") {
+			t.Fatalf("the run: %+v, want it finished, not run, for C-c", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the run cut by C-c went on past 5 s: %q", f.srv.Must("capture-pane", "-p", "-t", id))
 	}
 }

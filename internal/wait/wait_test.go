@@ -66,6 +66,16 @@ func (f *fixture) waitForPrompt(id string) {
 	}
 }
 
+// screenShows waits until a pane's screen holds text.
+func (f *fixture) screenShows(id, text string) {
+	f.t.Helper()
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		return strings.Contains(f.srv.Must("capture-pane", "-p", "-J", "-t", id), text)
+	}) {
+		f.t.Fatalf("pane %s never showed %q: %q", id, text, f.srv.Must("capture-pane", "-p", "-t", id))
+	}
+}
+
 func (f *fixture) run(cmd string, timeout time.Duration) JobResult {
 	f.t.Helper()
 	r, err := f.s.Run(context.Background(), RunRequest{PaneID: "%0", Command: cmd, Timeout: Timeout{Duration: timeout}})
