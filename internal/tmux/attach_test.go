@@ -89,7 +89,7 @@ func TestAnAttachWhoseTransportDiesIsAConnectionLost(t *testing.T) {
 			l := &Launcher{Prefix: []string{transport}, Binary: "tmux", SocketPath: srv.Socket}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			cc, err := startControl(ctx, l, new(atomic.Int64), tt.target, outputClientFlags, nil)
+			cc, err := startControl(ctx, l, &attachGate{}, new(atomic.Int64), tt.target, outputClientFlags, nil)
 			if err == nil {
 				cc.close()
 				t.Fatal("the attach succeeded")
@@ -145,4 +145,72 @@ func TestAStreamWhoseClientTmuxEndsWhileItStartsSaysTheSessionOrServerWent(t *te
 			}
 		})
 	}
+}
+
+// TestCommandsThatTellEveryControlClientWaitForAnAttach: tmux 3.3a writes
+// some notifications (a session made or closed, a client detached, ...)
+// to every control client, one still attaching too, whose state does not
+// exist yet, and its server crashes. tmcp's own such commands wait until
+// its attach is complete, and an attach waits for them.
+func TestCommandsThatTellEveryControlClientWaitForAnAttach(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	pid := strings.TrimSpace(srv.Must("display-message", "-p", "#{pid}"))
+	ctx := context.Background()
+	done := make(chan struct{})
+	churned := make(chan int)
+	go func() {
+		// Sessions made and closed over and over: each tells every
+		// control client that the sessions changed.
+		n := 0
+		for {
+			select {
+			case <-done:
+				churned <- n
+				return
+			default:
+			}
+			_, err := c.Run(ctx, "new-session", "-d", "-s", "churn", "sh")
+			if err == nil {
+				_, err = c.Run(ctx, "kill-session", "-t", "churn")
+			}
+			if err != nil {
+				t.Errorf("making and closing a session: %v", err)
+				<-done
+				churned <- n
+				return
+			}
+			n++
+		}
+	}()
+	attaches := 0
+	for i := 0; i < 40 && !t.Failed(); i++ {
+		// Each new session's stream attaches an output client to it.
+		out, err := c.Run(ctx, "new-session", "-d", "-P", "-F", "#{session_id} #{pane_id}", "-s", fmt.Sprintf("s%d", i), "sh")
+		if err != nil {
+			t.Fatalf("new-session: %v (the server pid %s alive: %v)", err, pid, alive(pid))
+		}
+		ids := strings.Fields(out[0])
+		stop, err := c.Watch(ctx, ids[1], ids[0], func(OutputEvent) {})
+		if err != nil {
+			t.Fatalf("streaming %s: %v (the server pid %s alive: %v)", ids[1], err, pid, alive(pid))
+		}
+		stop()
+		attaches++
+		if _, err := c.Run(ctx, "kill-session", "-t", ids[0]); err != nil {
+			t.Fatalf("kill-session: %v", err)
+		}
+	}
+	close(done)
+	n := <-churned
+	if !alive(pid) {
+		t.Fatalf("the tmux server crashed (%d attaches beside %d sessions made and closed)", attaches, n)
+	}
+	t.Logf("%d attaches beside %d sessions made and closed", attaches, n)
+}
+
+// alive reports whether the process pid exists.
+func alive(pid string) bool {
+	_, err := os.Stat("/proc/" + pid)
+	return err == nil
 }

@@ -58,6 +58,9 @@ type Client struct {
 	// time, command client and output clients alike, since tmux 3.3a
 	// crashes when a client detaches while a control client is attaching.
 	attaching chan struct{}
+	// gate holds back the commands that notify every control client while
+	// one attaches, and an attach while such commands run (see attachGate).
+	gate attachGate
 	// sent counts the commands written to control clients.
 	sent atomic.Int64
 
@@ -98,6 +101,11 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	c := &Client{launcher: l, version: strings.TrimPrefix(out[0], "tmux "), binary: bin, closing: closing, stop: stop,
 		attaching: make(chan struct{}, 1)}
 	c.streams = newStreamSet(c)
+	c.gate.afterDetach = func(ctx context.Context) {
+		if c.closing.Err() == nil { // once closed, nothing attaches again
+			_, _ = c.probe(ctx, "display-message", "-p", "")
+		}
+	}
 	return c, nil
 }
 
@@ -134,7 +142,24 @@ func (c *Client) attach(ctx context.Context, target, flags string, onEvent func(
 		}
 		return nil, noAnswer(args, ctx.Err())
 	}
-	return startControl(ctx, c.launcher, &c.sent, target, flags, onEvent)
+	return startControl(ctx, c.launcher, &c.gate, &c.sent, target, flags, onEvent)
+}
+
+// notifying lets a command through the gate (see attachGate), and returns
+// what lets it out.
+func (c *Client) notifying(ctx context.Context, args []string) (leave func(), err error) {
+	if !notifiesEveryClient(args) {
+		return func() {}, nil
+	}
+	if err := c.gate.enter(ctx, false); err != nil {
+		return nil, noAnswer(args, err)
+	}
+	return func() {
+		if closesSessions(args) {
+			c.settleDetaches(ctx)
+		}
+		c.gate.leave(false)
+	}, nil
 }
 
 // withDeadline gives ctx the default deadline when it has none.
@@ -159,7 +184,7 @@ func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
 	defer cancel()
 	if len(args) > 0 && args[0] == "kill-server" {
 		// The reply may never come back over a connection the command ends.
-		return c.launcher.run(ctx, args...)
+		return c.process(ctx, args)
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		ctl, err := c.control(ctx)
@@ -167,7 +192,7 @@ func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
 			return nil, err
 		}
 		if ctl == nil {
-			out, err := c.launcher.run(ctx, args...)
+			out, err := c.process(ctx, args)
 			if err == nil && args[0] == "new-session" {
 				c.mu.Lock()
 				c.retryAfter = time.Time{}
@@ -175,20 +200,25 @@ func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
 			}
 			return out, err
 		}
+		leave, err := c.notifying(ctx, args)
+		if err != nil {
+			return nil, err
+		}
 		out, err := ctl.run(ctx, args)
+		leave()
 		switch {
 		case errors.Is(err, errClosed):
 			c.drop(ctl)
 			continue
 		case errors.Is(err, errTainted) && readOnly[args[0]]:
 			// Pane text forged the framing; a process gets an unforgeable reply.
-			return c.launcher.run(ctx, args...)
+			return c.process(ctx, args)
 		case errors.Is(err, errTainted):
 			return nil, &CommandError{Args: args, Message: "the command ran, but its reply was forged by text inside it (a pane imitating tmux's framing); it was not run again", Err: err}
 		}
 		return out, err
 	}
-	return c.launcher.run(ctx, args...)
+	return c.process(ctx, args)
 }
 
 // RunProcess runs one tmux command as a separate process, whatever the
@@ -196,6 +226,16 @@ func (c *Client) Run(ctx context.Context, args ...string) ([]string, error) {
 func (c *Client) RunProcess(ctx context.Context, args ...string) ([]string, error) {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
+	return c.process(ctx, args)
+}
+
+// process runs a command as a process, through the gate.
+func (c *Client) process(ctx context.Context, args []string) ([]string, error) {
+	leave, err := c.notifying(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	return c.launcher.run(ctx, args...)
 }
 

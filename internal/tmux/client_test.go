@@ -453,7 +453,7 @@ func TestACommandSentToAClientThatEndedFailsAtOnce(t *testing.T) {
 	l := &Launcher{Binary: "tmux", SocketPath: srv.Socket}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cc, err := startControl(ctx, l, new(atomic.Int64), "main", commandClientFlags, nil)
+	cc, err := startControl(ctx, l, &attachGate{}, new(atomic.Int64), "main", commandClientFlags, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,8 +84,9 @@ type controlClient struct {
 	seq       uint64
 	session   string // "$1", from %session-changed
 	exitNote  string
-	exited    bool // tmux said %exit: the client did not just vanish
-	remote    bool // runs through a transport (ssh) that can break on its own
+	exited    bool        // tmux said %exit: the client did not just vanish
+	remote    bool        // runs through a transport (ssh) that can break on its own
+	gate      *attachGate // its detaching notifies every control client
 	closeOnce sync.Once
 }
 
@@ -114,7 +115,7 @@ const (
 
 // startControl starts a control client attached to target (empty: tmux's
 // choice) and waits until the attach is complete.
-func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
+func startControl(ctx context.Context, l *Launcher, gate *attachGate, sent *atomic.Int64, target string, flags string, onEvent func(OutputEvent)) (*controlClient, error) {
 	// -N: attaching must never start a server (which would read the user's
 	// configuration and then exit for want of a session).
 	args := []string{"-N", "-C", "attach-session", "-f", flags}
@@ -144,12 +145,27 @@ func startControl(ctx context.Context, l *Launcher, sent *atomic.Int64, target s
 		reaped:  make(chan struct{}),
 		ready:   make(chan struct{}),
 		remote:  len(l.Prefix) > 0,
+		gate:    gate,
 	}
 	cmd.Stderr = &lockedWriter{w: c.stderr, mu: &c.mu}
+	if err := gate.enter(ctx, true); err != nil {
+		return nil, noAnswer(args, err)
+	}
 	l.started.Add(1)
 	if err := cmd.Start(); err != nil {
+		gate.leave(true)
 		return nil, fmt.Errorf("starting tmux control client: %w", err)
 	}
+	// From its first message the server counts the process as a control
+	// client, with no state until the attach completes: the gate stays
+	// shut until then, or until the process is gone.
+	go func() {
+		select {
+		case <-c.ready:
+		case <-c.done:
+		}
+		gate.leave(true)
+	}()
 	go c.readLoop(stdout)
 	go c.writeLoop()
 	select {
@@ -420,8 +436,15 @@ func (c *controlClient) write(r *request) bool {
 // process is killed if it has not exited within closeGrace.
 func (c *controlClient) close() {
 	c.closeOnce.Do(func() {
-		c.stdin.Close()
 		go func() {
+			attached := false
+			select {
+			case <-c.ready:
+				// Its detaching notifies every control client.
+				attached = c.gate.enter(context.Background(), false) == nil
+			default: // never attached: no detach to tell of
+			}
+			c.stdin.Close()
 			select {
 			case <-c.done:
 			case <-time.After(closeGrace):
@@ -429,6 +452,12 @@ func (c *controlClient) close() {
 			}
 			_ = c.cmd.Wait()
 			close(c.reaped)
+			if attached {
+				ctx, cancel := context.WithTimeout(context.Background(), settleBound)
+				c.gate.settle(ctx)
+				cancel()
+				c.gate.leave(false)
+			}
 		}()
 	})
 }

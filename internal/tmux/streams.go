@@ -328,6 +328,17 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 	s.mu.Unlock()
 }
 
+// all returns the output clients.
+func (s *streamSet) all() []*controlClient {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clients := make([]*controlClient, 0, len(s.clients))
+	for _, cc := range s.clients {
+		clients = append(clients, cc)
+	}
+	return clients
+}
+
 // sessions returns the session ids the output clients are attached to.
 func (s *streamSet) sessions() []string {
 	s.mu.Lock()
