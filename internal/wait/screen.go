@@ -9,12 +9,18 @@ import (
 // newRows returns the rows of the screen after that were not yet on the
 // screen before: the rows a program wrote in between. It aligns the two
 // captures, allowing for scrolling and for the last row (a prompt) having
-// grown; with no alignment (the screen was cleared), every row of after
-// not found in before is new.
+// grown; with no alignment (the screen was cleared, or more went by than
+// the captures hold), every row of after not found in before is new.
 func newRows(before, after []string) []string {
+	rows, _ := alignRows(before, after)
+	return rows
+}
+
+// alignRows is newRows, and whether the two captures aligned.
+func alignRows(before, after []string) (rows []string, ok bool) {
 	before, after = pane.TrimBlank(before), pane.TrimBlank(after)
 	if len(before) == 0 {
-		return after
+		return after, true
 	}
 	for shift := 0; shift < len(before); shift++ {
 		kept := before[shift:]
@@ -22,20 +28,36 @@ func newRows(before, after []string) []string {
 			continue
 		}
 		if n, ok := aligned(kept, after); ok {
-			return after[n:]
+			return after[n:], true
 		}
 	}
 	seen := map[string]bool{}
 	for _, r := range before {
 		seen[r] = true
 	}
-	var out []string
 	for _, r := range after {
 		if !seen[r] {
-			out = append(out, r)
+			rows = append(rows, r)
 		}
 	}
-	return out
+	return rows, false
+}
+
+// rowsSince returns the rows of all, a read of a pane's whole history and
+// screen, written after the capture before: those past the first place
+// where before lies whole, or, when its oldest rows have left the history
+// too, those newRows finds.
+func rowsSince(before, all []string) []string {
+	before, all = pane.TrimBlank(before), pane.TrimBlank(all)
+	if len(before) == 0 {
+		return all
+	}
+	for j := 0; j+len(before) <= len(all); j++ {
+		if n, ok := aligned(before, all[j:]); ok {
+			return all[j+n:]
+		}
+	}
+	return newRows(before, all)
 }
 
 // aligned reports whether after starts with kept, and the index of the

@@ -1,6 +1,7 @@
 package wait
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +25,36 @@ func TestNewRows(t *testing.T) {
 	for _, tt := range tests {
 		if got := newRows(tt.before, tt.after); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: newRows = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRowsSince(t *testing.T) {
+	long := func(prefix string, n int) []string {
+		var rows []string
+		for i := range n {
+			rows = append(rows, fmt.Sprintf("%s%d", prefix, i))
+		}
+		return rows
+	}
+	before := append(long("old", 5), "$ ")
+	tests := []struct {
+		name   string
+		before []string
+		all    []string
+		want   []string
+	}{
+		{"nothing new", before, append(long("older", 3), before...), nil},
+		{"deep below", before, slices.Concat(long("older", 3), before[:5], []string{"$ run", "NEW"}, long("x", 700)),
+			slices.Concat([]string{"$ run", "NEW"}, long("x", 700))},
+		{"its oldest rows gone from the history", before, slices.Concat(before[3:5], []string{"$ run", "NEW"}, long("x", 9)),
+			slices.Concat([]string{"$ run", "NEW"}, long("x", 9))},
+		{"all of it gone", before, slices.Concat([]string{"NEW"}, long("x", 9)), slices.Concat([]string{"NEW"}, long("x", 9))},
+		{"the first place it lies whole", []string{"a", "b"}, []string{"a", "b", "NEW", "a", "b"}, []string{"NEW", "a", "b"}},
+	}
+	for _, tt := range tests {
+		if got := rowsSince(tt.before, tt.all); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: rowsSince = %.80q, want %.80q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -86,8 +86,9 @@ func (s *Service) ArrivalScreen(ctx context.Context, paneID string) []string {
 // rowsBack is how many lines of history the reads that bracket the start
 // of a wait on a pane with no stream take with the screen: a line the pane
 // wrote after the call and pushed into the history before the stream was
-// attached (a busy pane, a session tmcp was slow to carry) is still found,
-// up to this many lines scrolled.
+// attached (a busy pane, a session tmcp was slow to carry) is found by
+// comparing the two; past this many lines scrolled, the second read is
+// taken again over the whole history.
 const rowsBack = 500
 
 // readRows reads a pane's screen and the last rowsBack lines before it,
@@ -290,7 +291,17 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		if err != nil {
 			return unansweredEnd(err)
 		}
-		if w.rows(newRows(before, after)) {
+		rows, ok := alignRows(before, after)
+		if !ok {
+			// Cleared, or more went by than a read of rowsBack holds: the
+			// rows since the first read lie deeper in the history.
+			all, err := s.tc.CapturePane(wctx, req.PaneID, tmux.CaptureOptions{History: true})
+			if err != nil {
+				return unansweredEnd(err)
+			}
+			rows = rowsSince(before, all)
+		}
+		if w.rows(rows) {
 			return s.finish(ctx, w, stream, start), nil
 		}
 	}

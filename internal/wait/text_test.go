@@ -143,33 +143,41 @@ func TestWaitForTextMatchesDecodedLines(t *testing.T) {
 // TestWaitForTextFindsALineThatScrolledAwayBeforeItsStreamWasAttached:
 // the screen is read as the call arrives; the pane then writes the line
 // and enough lines after it to push it into the history before the wait
-// attaches its stream (as when tmcp is slow to carry a busy session).
-// The wait still finds it; a line written before the arrival read is
-// still old.
+// attaches its stream (as when tmcp is slow to carry a busy session),
+// within the rows the bracketing reads hold or far past them. The wait
+// still finds it; a line written before the arrival read is still old.
 func TestWaitForTextFindsALineThatScrolledAwayBeforeItsStreamWasAttached(t *testing.T) {
-	f := newFixture(t)
-	tty := f.tty("%0")
-	fmt.Fprint(tty, "OLD-LINE\r\n")
-	tmuxtest.WaitFor(2*time.Second, func() bool { return strings.Contains(f.srv.Must("capture-pane", "-p"), "OLD-LINE") })
-	arrived := f.s.ArrivalScreen(context.Background(), "%0")
-	if arrived == nil {
-		t.Fatal("no screen read at arrival")
-	}
-	fmt.Fprint(tty, "NEW-LINE\r\n"+strings.Repeat("filler\r\n", 60))
-	if !tmuxtest.WaitFor(2*time.Second, func() bool {
-		screen := f.srv.Must("capture-pane", "-p")
-		return strings.Count(screen, "filler") >= 20 && !strings.Contains(screen, "NEW-LINE")
-	}) {
-		t.Fatal("the line never scrolled off the screen: the test proves nothing")
-	}
-	// The old line, were it taken for new, would match first.
-	ctx := WithArrival(context.Background(), Arrival{Screens: map[string][]string{"%0": arrived}})
-	r, err := f.s.WaitForText(ctx, withDefaults(TextRequest{Patterns: []string{"OLD-LINE", "NEW-LINE"}, Timeout: Timeout{Duration: 300 * time.Millisecond}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Outcome != OutcomeMatched || r.Matched != "NEW-LINE" {
-		t.Errorf("outcome %s matched %q, want NEW-LINE matched", r.Outcome, r.Matched)
+	for _, filler := range []int{60, 3 * rowsBack} {
+		t.Run(fmt.Sprintf("%d lines after it", filler), func(t *testing.T) {
+			f := newFixture(t)
+			tty := f.tty("%0")
+			fmt.Fprint(tty, "OLD-LINE\r\n")
+			tmuxtest.WaitFor(2*time.Second, func() bool { return strings.Contains(f.srv.Must("capture-pane", "-p"), "OLD-LINE") })
+			arrived := f.s.ArrivalScreen(context.Background(), "%0")
+			if arrived == nil {
+				t.Fatal("no screen read at arrival")
+			}
+			fmt.Fprint(tty, "NEW-LINE\r\n")
+			for i := range filler {
+				fmt.Fprintf(tty, "filler %d\r\n", i)
+			}
+			last := fmt.Sprintf("filler %d", filler-1)
+			if !tmuxtest.WaitFor(2*time.Second, func() bool {
+				screen := f.srv.Must("capture-pane", "-p")
+				return strings.Contains(screen, last) && !strings.Contains(screen, "NEW-LINE")
+			}) {
+				t.Fatal("the line never scrolled off the screen: the test proves nothing")
+			}
+			// The old line, were it taken for new, would match first.
+			ctx := WithArrival(context.Background(), Arrival{Screens: map[string][]string{"%0": arrived}})
+			r, err := f.s.WaitForText(ctx, withDefaults(TextRequest{Patterns: []string{"OLD-LINE", "NEW-LINE"}, Timeout: Timeout{Duration: 300 * time.Millisecond}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Outcome != OutcomeMatched || r.Matched != "NEW-LINE" {
+				t.Errorf("outcome %s matched %q, want NEW-LINE matched", r.Outcome, r.Matched)
+			}
+		})
 	}
 }
 
