@@ -307,10 +307,16 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 	// at the front of the next row.
 	typedAhead := strings.TrimSpace(prompt) == ""
 	if typedAhead {
-		prompt = promptOfRuns(rows)
+		if prompt = promptOfRuns(rows); prompt == "" {
+			prompt = promptGluedAfterRuns(rows)
+		}
 	}
-	if last := rows[len(rows)-1]; prompt == "" && !running && at < len(rows)-1 && strings.TrimSpace(last) != "" && !typedRun.MatchString(last) {
-		prompt = last // an ended job's shell is back at its prompt, on the last row
+	// An ended job's shell is back at its prompt, on the last row; unless
+	// that row is the output's first, its prompt glued on, the next one
+	// not drawn yet.
+	if last := rows[len(rows)-1]; prompt == "" && !running && at < len(rows)-1 && !(typedAhead && at == len(rows)-2) &&
+		strings.TrimSpace(last) != "" && !typedRun.MatchString(last) {
+		prompt = last
 	}
 	start := at + 1
 	if rest := strings.TrimSpace(rows[at][col:]); !strings.Contains(rest, "&&") {
@@ -362,6 +368,34 @@ func promptOfRuns(rows []string) string {
 		}
 	}
 	return best
+}
+
+// promptGluedAfterRuns returns the prompt a shell drew after lines tmcp
+// typed ahead of it, found at the front of the rows that follow two or
+// more such lines: what those rows begin with in common, up to its last
+// space (the rest is output that happens to begin alike). "" if there is
+// no such prompt.
+func promptGluedAfterRuns(rows []string) string {
+	common, n := "", 0
+	for i := 0; i+1 < len(rows); i++ {
+		m := typedRun.FindStringSubmatch(rows[i])
+		if m == nil || strings.TrimSpace(m[1]) != "" || typedRun.MatchString(rows[i+1]) {
+			continue
+		}
+		if n++; n == 1 {
+			common = rows[i+1]
+			continue
+		}
+		k := 0
+		for k < len(common) && k < len(rows[i+1]) && common[k] == rows[i+1][k] {
+			k++
+		}
+		common = common[:k]
+	}
+	if n < 2 {
+		return ""
+	}
+	return common[:strings.LastIndexByte(common, ' ')+1]
 }
 
 // joinReasons joins the reasons that are not empty.
