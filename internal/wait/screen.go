@@ -77,7 +77,8 @@ func aligned(kept, after []string) (int, bool) {
 }
 
 // echoes tells the shell's echo of text tmcp typed from the output of what
-// it ran. Each typed line explains away one echoed line. The typed lines
+// it ran. Each typed line explains away one echoed line; the line of a
+// run_command is known by its opening as well. The typed lines
 // are looked up afresh for each piece of output (see refresh), so keys
 // typed after a wait began are known too.
 type echoes struct {
@@ -105,7 +106,9 @@ func (e *echoes) isEcho(line string) bool {
 			return true
 		}
 	}
-	return false
+	// The line a run_command typed, whichever tmcp typed it (one that
+	// restarted since does not know the lines the last one typed).
+	return typedRun.MatchString(line)
 }
 
 // minEchoPrefix is the shortest start of a typed line that, ending an
@@ -115,6 +118,9 @@ const minEchoPrefix = 3
 // isPartialEcho reports whether an unfinished line ends with the start of
 // a typed line: the shell is echoing it.
 func (e *echoes) isPartialEcho(partial string) bool {
+	if typedRun.MatchString(partial) {
+		return true
+	}
 	for _, t := range e.lines {
 		if e.used[t.Seq] {
 			continue

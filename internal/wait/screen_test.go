@@ -74,6 +74,15 @@ func TestEchoes(t *testing.T) {
 	if e.isEcho("$ sleep 1; echo MARK") {
 		t.Error("one typed line explained away two echoes")
 	}
+	// The line of a run_command typed by a tmcp that has restarted since.
+	for _, l := range []string{"soak$ (__tmcp 2db68&&(sleep 1; echo MARK));__tmcp 2db68 $?", "(__tmcp 2db68&&(sleep 1; echo MARK));__tmcp 2db68 $?"} {
+		if !e.isEcho(l) {
+			t.Errorf("%q, a run's line no typed line explains, was not taken for echo", l)
+		}
+	}
+	if !e.isPartialEcho("$ (__tmcp 2db68&&(sleep 1; echo MA") {
+		t.Error("a run's line half echoed, unknown to the typed lines, was not taken for echo")
+	}
 }
 
 func TestRowsTakeOnlyTheLastRowForAnEchoInProgress(t *testing.T) {
