@@ -32,6 +32,11 @@ const endOption = "@tmcp_end"
 // pane's option is given for the helper's background write to land.
 const endSettle = 300 * time.Millisecond
 
+// promptTries is how many times, within endSettle, a job's output is read
+// again from the history while its shell has yet to draw the prompt that
+// tells where the output begins.
+const promptTries = 3
+
 // keeper writes the jobs' records, when the Service keeps them.
 type keeper struct {
 	store   *jobstate.Store
@@ -243,13 +248,27 @@ func (s *Service) refill(ctx context.Context, j *job) {
 		return
 	}
 	_, tag := j.mark()
-	rows, err := s.tc.CapturePane(ctx, j.paneID, tmux.CaptureOptions{History: true})
-	lines, found := outputInHistory(pane.TrimBlank(rows), tag, running)
+	var rows, lines []string
+	var err error
+	found, settled := false, true
+	for try := 0; ; try++ {
+		rows, err = s.tc.CapturePane(ctx, j.paneID, tmux.CaptureOptions{History: true})
+		lines, found, settled = outputInHistory(pane.TrimBlank(rows), tag, running)
+		if err != nil || settled || try == promptTries {
+			break
+		}
+		// Ended just now, typed ahead: the prompt glued to its output is
+		// told from it once the shell draws its next one.
+		select {
+		case <-time.After(endSettle / promptTries):
+		case <-ctx.Done():
+		}
+	}
 	var cerr *tmux.CommandError
 	gone := errors.As(err, &cerr) // the pane, and its history, are gone
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.refilled = !running && err == nil || gone
+	j.refilled = !running && err == nil && settled || gone
 	if err != nil || !found {
 		j.lost = j.lost || err == nil || gone
 		return
@@ -285,8 +304,11 @@ var typedRun = regexp.MustCompile(`^(.*?) ?(?:\(__tmcp [0-9a-f]{5}&&|__tmcp_r [0
 // the text before tmcp's typed lines on other rows, or else the last row.
 // A prompt glued to the first row is taken off. A job that still runs, a
 // prompt not drawn yet, or one not known has all the rows to the last or
-// to tmcp's next run. found is false when no row holds the typed line.
-func outputInHistory(rows []string, tag string, running bool) (lines []string, found bool) {
+// to tmcp's next run. found is false when no row holds the typed line;
+// settled is false when the job ended typed ahead of a prompt not known,
+// whose next one the shell has yet to draw: the first row may begin with
+// the prompt.
+func outputInHistory(rows []string, tag string, running bool) (lines []string, found, settled bool) {
 	at, col := -1, -1
 	for i := len(rows) - 1; i >= 0 && at < 0; i-- {
 		for _, opening := range []string{"(__tmcp " + tag + "&&", "__tmcp_r " + tag, "__tmcp " + tag} {
@@ -296,7 +318,7 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 		}
 	}
 	if at < 0 {
-		return nil, false
+		return nil, false, true
 	}
 	prompt := rows[at][:col]
 	// A leading space kept the typed line out of history: not the prompt's.
@@ -340,8 +362,9 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 			end = i // the prompt the shell came back to
 		}
 	}
+	settled = running || !typedAhead || prompt != ""
 	if start >= end {
-		return []string{}, true
+		return []string{}, true, settled
 	}
 	lines = append([]string(nil), rows[start:end]...)
 	if prompt != "" && (!running || typedAhead) {
@@ -349,7 +372,7 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 		// front of the output's first row, as on the screen.
 		lines[0] = strings.TrimPrefix(lines[0], prompt)
 	}
-	return lines, true
+	return lines, true, settled
 }
 
 // promptOfRuns returns the text most often found before tmcp's typed lines

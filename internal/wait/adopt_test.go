@@ -2,6 +2,7 @@ package wait
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -36,8 +37,10 @@ func TestOutputInHistory(t *testing.T) {
 		{"typed ahead, the other runs' output beginning alike",
 			[]string{"(__tmcp 11111&&(echo ready-1 ok));__tmcp 11111 $?", "soak$ ready-1 ok", "(__tmcp fd098&&(echo ready-2 ok));__tmcp fd098 $?", "soak$ ready-2 ok", "soak$ "},
 			false, []string{"ready-2 ok"}, true},
-		{"typed ahead alone, ended before its next prompt: the row kept whole, not taken for the prompt",
+		{"typed ahead alone, ended before its next prompt: the row kept whole, not taken for the prompt, and not settled",
 			[]string{"(__tmcp fd098&&(sleep 1; echo ready));__tmcp fd098 $?", "soak$ ready"}, false, []string{"soak$ ready"}, true},
+		{"typed ahead alone, its next prompt drawn",
+			[]string{"1999", "2000", "(__tmcp fd098&&(sleep 1; echo ready));__tmcp fd098 $?", "soak$ ready", "soak$ "}, false, []string{"ready"}, true},
 		{"kept out of history: a leading space",
 			[]string{"$  (__tmcp fd098&&(echo a));__tmcp fd098 $? -", "a", "$ "}, false, []string{"a"}, true},
 		{"the last of two runs of the same token's rows",
@@ -68,9 +71,14 @@ func TestOutputInHistory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, found := outputInHistory(c.rows, "fd098", c.running)
+			got, found, settled := outputInHistory(c.rows, "fd098", c.running)
 			if found != c.found || !slices.Equal(got, c.want) {
 				t.Fatalf("outputInHistory = %q, %v; want %q, %v", got, found, c.want, c.found)
+			}
+			// Only a job that ended typed ahead of a prompt not known waits
+			// for the next prompt to be drawn.
+			if want := !strings.Contains(c.name, "not settled"); settled != want {
+				t.Errorf("settled %v, want %v", settled, want)
 			}
 		})
 	}
