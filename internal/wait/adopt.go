@@ -79,8 +79,31 @@ func (s *Service) keptEnd(j *job) {
 	r := j.record()
 	s.keep.mu.Lock()
 	defer s.keep.mu.Unlock()
-	if !s.keep.closing {
-		s.keep.writing.Go(func() { _ = s.keep.store.Put(r) })
+	recorded := func() { j.recordOnce.Do(func() { close(j.recorded) }) }
+	if s.keep.closing {
+		recorded() // nothing more is written
+		return
+	}
+	s.keep.writing.Go(func() {
+		_ = s.keep.store.Put(r)
+		recorded()
+	})
+}
+
+// recordWait bounds how long a call that reports a job's end waits for
+// the end to be written.
+const recordWait = time.Second
+
+// awaitRecorded returns once a finished job's end is written for later
+// tmcp processes, or after recordWait: a caller told of the end, who then
+// restarts tmcp at once, finds the job ended.
+func (s *Service) awaitRecorded(j *job, r JobResult) {
+	if s.keep == nil || !r.Finished {
+		return
+	}
+	select {
+	case <-j.recorded:
+	case <-time.After(recordWait):
 	}
 }
 

@@ -32,6 +32,7 @@ func (s *Service) Job(ctx context.Context, id string, timeout Timeout, maxLines,
 	wctx, cancelWait := waiting(ctx)
 	defer cancelWait()
 	r := s.await(wctx, j, maxLines, maxBytes, fn, begun(ctx, timeout))
+	s.awaitRecorded(j, r)
 	if r.Finished && j.isAdopted() {
 		s.refill(ctx, j)
 		r = j.result(false, maxLines, maxBytes)

@@ -97,6 +97,8 @@ type job struct {
 	typedAll     bool          // the last of the run's lines was typed: the shell runs it once in front
 	stepped      chan struct{} // a token each time the typing moves on
 	keys         chan string   // interrupt keys tmcp sent once the typing began
+	recorded     chan struct{} // closed once the job's end is written for later tmcp processes
+	recordOnce   sync.Once
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -180,6 +182,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		return runResult{JobResult: j.result(false, req.MaxLines, req.MaxBytes)}, nil
 	}
 	r := s.await(ctx, j, req.MaxLines, req.MaxBytes, req.Progress, start)
+	s.awaitRecorded(j, r)
 	j.mu.Lock()
 	again := j.retry
 	j.mu.Unlock()
@@ -1019,7 +1022,7 @@ func (j *job) addPiece(line string, more bool) {
 func newJob(id, paneID, command string, started time.Time) *job {
 	return &job{id: id, paneID: paneID, command: command, started: started,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1)}
+		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1), recorded: make(chan struct{})}
 }
 
 // end records how the job ended, once: with the command's status, if it
