@@ -77,20 +77,20 @@ type controlClient struct {
 	reaped  chan struct{} // closed once the process has been waited for
 	ready   chan struct{} // closed once the attach has completed
 
-	mu       sync.Mutex
-	pending  []*request
-	drained  bool       // the reader has finished and failed what was pending
-	posted   []*request // posted commands the writer has yet to take
-	seq      uint64
-	session  string // "$1", from %session-changed
-	exitNote string
-	exited   bool        // tmux said %exit: the client did not just vanish
-	remote   bool        // runs through a transport (ssh) that can break on its own
-	gate     *attachGate // its detaching notifies every control client
+	mu        sync.Mutex
+	pending   []*request
+	drained   bool       // the reader has finished and failed what was pending
+	posted    []*request // posted commands the writer has yet to take
+	seq       uint64
+	session   string // "$1", from %session-changed
+	exitNote  string
+	exited    bool        // tmux said %exit: the client did not just vanish
+	remote    bool        // runs through a transport (ssh) that can break on its own
+	gate      *attachGate // its detaching notifies every control client
 	// name is the client's name in tmux (client-PID, from the process
 	// tmcp started), by which another client's commands target it; empty
 	// for a remote client, whose tmux process tmcp does not know.
-	name      string
+	name string
 	closeOnce sync.Once
 }
 
