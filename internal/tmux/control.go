@@ -87,10 +87,6 @@ type controlClient struct {
 	exited    bool        // tmux said %exit: the client did not just vanish
 	remote    bool        // runs through a transport (ssh) that can break on its own
 	gate      *attachGate // its detaching notifies every control client
-	// name is the client's name in tmux (client-PID, from the process
-	// tmcp started), by which another client's commands target it; empty
-	// for a remote client, whose tmux process tmcp does not know.
-	name string
 	closeOnce sync.Once
 }
 
@@ -160,10 +156,6 @@ func startControl(ctx context.Context, l *Launcher, gate *attachGate, sent *atom
 		gate.leave(true)
 		return nil, fmt.Errorf("starting tmux control client: %w", err)
 	}
-	if !c.remote {
-		// tmux names a client with no terminal by its process id.
-		c.name = fmt.Sprintf("client-%d", cmd.Process.Pid)
-	}
 	// From its first message the server counts the process as a control
 	// client, with no state until the attach completes: the gate stays
 	// shut until then, or until the process is gone.
@@ -181,8 +173,6 @@ func startControl(ctx context.Context, l *Launcher, gate *attachGate, sent *atom
 		return c, nil
 	case <-c.done:
 		c.close()
-		// Its stderr is whole once the process has been waited for.
-		c.wait(closeGrace + processWaitDelay)
 		msg := c.failure()
 		if c.endedWithoutAWord() {
 			msg = sessionGone + " while the client attached"

@@ -135,13 +135,9 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 	w.client = cc
 	delete(s.muted[cc], pane)
 	s.mu.Unlock()
-	err = s.setPane(ctx, cc, pane, paneResume)
-	if err == nil && !cc.alive() {
-		err = errClosed // its session went as the pane was resumed
-	}
-	if err != nil {
+	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + paneResume}); err != nil {
 		s.unwatch(pane, w)
-		if endsSoon(cc) && !errors.Is(err, ErrConnectionLost) && s.c.closing.Err() == nil {
+		if errors.Is(err, errClosed) && !errors.Is(err, ErrConnectionLost) && s.c.closing.Err() == nil {
 			// The client ended since it attached, and not by tmcp's hand.
 			return nil, fmt.Errorf("streaming pane %s: %s: %w", pane, sessionGone, err)
 		}
@@ -177,59 +173,10 @@ func (s *streamSet) hold(ctx context.Context, pane string, hold bool) error {
 	if hold {
 		verb = paneMute
 	}
-	if err := s.setPane(ctx, cc, pane, verb); err != nil {
+	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + verb}); err != nil {
 		return fmt.Errorf("holding the output of pane %s: %w", pane, err)
 	}
-	if cc.name != "" {
-		// Its answer comes after all the output the client had to deliver
-		// before the hold.
-		if _, err := cc.run(ctx, []string{"display-message", "-p", ""}); err != nil {
-			return fmt.Errorf("holding the output of pane %s: %w", pane, err)
-		}
-	}
 	return nil
-}
-
-// setPane sets how an output client carries a pane (paneMute,
-// paneResume), through the command client where it can: there the change
-// is ordered with every other such change and with the reads tmcp makes
-// next, and its answer does not wait behind the output the output client
-// has yet to deliver (seconds of it when its other panes flood).
-func (s *streamSet) setPane(ctx context.Context, cc *controlClient, pane, verb string) error {
-	if cc.name == "" {
-		_, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + verb})
-		return err
-	}
-	_, err := s.c.Run(ctx, "refresh-client", "-t", cc.name, "-A", pane+":"+verb)
-	return err
-}
-
-// endsSoon reports whether an output client has ended, or ends within
-// closeGrace: when its session goes, tmux ends it as it refuses a command
-// that names it, and the one may be heard before the other.
-func endsSoon(cc *controlClient) bool {
-	select {
-	case <-cc.done:
-		return true
-	case <-time.After(closeGrace):
-		return false
-	}
-}
-
-// postPane is setPane with no wait for the answer, for a client's reader,
-// which must not block. With no command client at hand it goes through
-// the output client itself.
-func (s *streamSet) postPane(cc *controlClient, pane, verb string) {
-	if cc.name != "" {
-		s.c.mu.Lock()
-		ctl := s.c.ctl
-		s.c.mu.Unlock()
-		if ctl != nil && ctl.alive() {
-			ctl.post("refresh-client", "-t", cc.name, "-A", pane+":"+verb)
-			return
-		}
-	}
-	cc.post("refresh-client", "-A", pane+":"+verb)
 }
 
 // client returns the output client for a session, attaching one if needed.
@@ -313,7 +260,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 			// Posted under s.mu, so a watch that resumes the pane after
 			// this (under s.mu too) reaches tmux after the mute.
 			s.muted[cc][ev.Pane] = true
-			s.postPane(cc, ev.Pane, paneMute)
+			cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
 			first = s.onUnwatched
 		}
 		s.mu.Unlock()
@@ -331,7 +278,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		s.mu.Lock()
 		if s.watchers[ev.Pane] == w {
 			// Not once unwatched: the pane stays muted.
-			s.postPane(cc, ev.Pane, paneResume)
+			cc.post("refresh-client", "-A", ev.Pane+":"+paneResume)
 		}
 		s.mu.Unlock()
 	}
@@ -376,7 +323,7 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 		if s.muted[w.client] != nil {
 			s.muted[w.client][pane] = true
 		}
-		s.postPane(w.client, pane, paneMute)
+		w.client.post("refresh-client", "-A", pane+":"+paneMute)
 	}
 	s.mu.Unlock()
 }

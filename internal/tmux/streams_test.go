@@ -80,33 +80,6 @@ func TestWatchingAPaneOnlyResumesIt(t *testing.T) {
 	}
 }
 
-// TestAWatchDoesNotWaitBehindItsSessionsOtherOutput: a pane's stream is
-// resumed through the command client, so starting it does not wait for an
-// output client to deliver the output it holds for the session's other
-// panes (seconds of it when they flood and tmcp reads slowly).
-func TestAWatchDoesNotWaitBehindItsSessionsOtherOutput(t *testing.T) {
-	srv := tmuxtest.New(t)
-	srv.Must("split-window", "-d", "-t", "main", "sh")
-	c := newClient(t, srv)
-	// %0 floods, and its stream is read slowly: the output client falls
-	// behind by more than the next watch's budget.
-	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) { time.Sleep(2 * time.Millisecond) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	srv.Must("send-keys", "-t", "%0", "yes 0123456789abcdefghijklmnopqrstuvwxyz", "Enter")
-	defer srv.Must("send-keys", "-t", "%0", "C-c")
-	time.Sleep(3 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	stop1, err := c.Watch(ctx, "%1", "$0", func(OutputEvent) {})
-	if err != nil {
-		t.Fatalf("watching %%1 beside the flood, within 1s: %v", err)
-	}
-	stop1()
-}
-
 // pipedClient returns a control client that writes its commands to w and
 // has no tmux behind it: close its done channel to end it.
 func pipedClient(w io.WriteCloser) *controlClient {
