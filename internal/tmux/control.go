@@ -173,6 +173,8 @@ func startControl(ctx context.Context, l *Launcher, gate *attachGate, sent *atom
 		return c, nil
 	case <-c.done:
 		c.close()
+		// Its stderr is whole once the process has been waited for.
+		c.wait(closeGrace + processWaitDelay)
 		msg := c.failure()
 		if c.endedWithoutAWord() {
 			msg = sessionGone + " while the client attached"
