@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,6 +129,12 @@ func TestAStreamWhoseClientTmuxEndsWhileItStartsSaysTheSessionOrServerWent(t *te
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			c, err := New(ctx, Options{Binary: bin, SocketPath: filepath.Join(dir, "sock")})
+			for errors.Is(err, syscall.ETXTBSY) && ctx.Err() == nil {
+				// A process forked meanwhile still held the script open
+				// for writing: it lets go once it runs its own program.
+				time.Sleep(10 * time.Millisecond)
+				c, err = New(ctx, Options{Binary: bin, SocketPath: filepath.Join(dir, "sock")})
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
