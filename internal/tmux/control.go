@@ -87,6 +87,7 @@ type controlClient struct {
 	exited    bool        // tmux said %exit: the client did not just vanish
 	remote    bool        // runs through a transport (ssh) that can break on its own
 	gate      *attachGate // its detaching notifies every control client
+	ended     atomic.Bool // its output ended: it went on its own, not by tmcp's close
 	closeOnce sync.Once
 }
 
@@ -439,12 +440,15 @@ func (c *controlClient) write(r *request) bool {
 func (c *controlClient) close() {
 	c.closeOnce.Do(func() {
 		go func() {
+			// Detaching an attached client notifies every control client.
+			// One that never attached, or went on its own, is no detach
+			// of tmcp's making: holding it back would only delay its end,
+			// which settleDetaches may be waiting for under the gate.
 			attached := false
 			select {
 			case <-c.ready:
-				// Its detaching notifies every control client.
-				attached = c.gate.enter(context.Background(), false) == nil
-			default: // never attached: no detach to tell of
+				attached = !c.ended.Load() && c.gate.enter(context.Background(), false) == nil
+			default:
 			}
 			c.stdin.Close()
 			select {
@@ -484,6 +488,7 @@ func (c *controlClient) readLoop(stdout io.Reader) {
 		}
 		p.line(line)
 	}
+	c.ended.Store(true)
 	c.close()
 	c.mu.Lock()
 	pending := c.pending

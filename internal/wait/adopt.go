@@ -79,16 +79,18 @@ func (s *Service) keptEnd(j *job) {
 	r := j.record()
 	s.keep.mu.Lock()
 	defer s.keep.mu.Unlock()
-	recorded := func() { j.recordOnce.Do(func() { close(j.recorded) }) }
 	if s.keep.closing {
-		recorded() // nothing more is written
+		j.markRecorded() // nothing more is written
 		return
 	}
 	s.keep.writing.Go(func() {
 		_ = s.keep.store.Put(r)
-		recorded()
+		j.markRecorded()
 	})
 }
+
+// markRecorded notes that the job's end is on file, or never will be.
+func (j *job) markRecorded() { j.recordOnce.Do(func() { close(j.recorded) }) }
 
 // recordWait bounds how long a call that reports a job's end waits for
 // the end to be written.
@@ -156,8 +158,9 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 	j.panePID, j.shellGroup, j.adopted, j.typedAll = rec.PanePID, rec.ShellGroup, true, true
 	j.typingFrom = rec.Started // a key tmcp sends now reaches the command
 	if !rec.Ended.IsZero() {
-		// Its tmcp saw it end: only the output is to be found.
+		// Its tmcp saw it end, and wrote so: only the output is to be found.
 		j.endAt(rec.Ended, rec.PaneDied, rec.Status, rec.Reason)
+		j.markRecorded()
 		s.refill(ctx, j)
 		return s.jobs.keep(j), nil
 	}

@@ -106,9 +106,15 @@ func (e *echoes) isEcho(line string) bool {
 			return true
 		}
 	}
-	// The line a run_command typed, whichever tmcp typed it (one that
-	// restarted since does not know the lines the last one typed).
-	return typedRun.MatchString(line)
+	return isRunLine(line)
+}
+
+// isRunLine reports whether a line holds the line a run_command typed,
+// whichever tmcp typed it (one that restarted since does not know the
+// lines the last one typed). The plain search keeps the pattern off the
+// lines of ordinary output.
+func isRunLine(line string) bool {
+	return strings.Contains(line, "__tmcp") && typedRun.MatchString(line)
 }
 
 // minEchoPrefix is the shortest start of a typed line that, ending an
@@ -118,7 +124,7 @@ const minEchoPrefix = 3
 // isPartialEcho reports whether an unfinished line ends with the start of
 // a typed line: the shell is echoing it.
 func (e *echoes) isPartialEcho(partial string) bool {
-	if typedRun.MatchString(partial) {
+	if isRunLine(partial) {
 		return true
 	}
 	for _, t := range e.lines {
