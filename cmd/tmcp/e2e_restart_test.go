@@ -260,3 +260,47 @@ func TestACursorReadsOnAfterTmcpRestarts(t *testing.T) {
 		t.Fatalf("capture_since with a cursor whose line is gone: reset %v reason %q; want a reset that says the history lost it", r.Reset, r.Reason)
 	}
 }
+
+// A command typed alone (the pane's shell marks its prompts) outlives its
+// tmcp too: a new tmcp follows one still running to its D, and its output
+// from the pane's history; one that ended while no tmcp ran is reported
+// ended, with its output, its status not known (the D went by unseen).
+func TestGetJobOfACommandTypedAloneAfterTmcpRestarts(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := integratedPane(t, srv, "bash", "")
+	first := startTMCP(t, srv, "")
+	// The first run shows tmcp the shell's marks; the next are typed alone.
+	replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": "true"}))
+	const running = "echo before; sleep 2; echo after; sh -c 'exit 3'"
+	job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane, "command": running, "detach": true}))
+	waitScreen(t, srv, pane, "the command alone, and the line before the sleep", func(rows []string) bool {
+		return hasLine(rows, "$ "+running) && hasLine(rows, "before")
+	})
+	killTMCP(t, first)
+
+	second := startTMCP(t, srv, "")
+	res := second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 15})
+	r := replyFields[jobOut](t, "get_job", res)
+	if text := paneText(t, "get_job", res); !r.Finished || status(r.ExitStatus) != "3" || text != "before\nafter" || r.OutputLost {
+		t.Logf("history: %q", bareCapture(srv, pane, "-S", "-", "-J"))
+		t.Fatalf("get_job from a new tmcp: finished %v status %s lost %v output %q (%s); want followed to its D: status 3, before and after",
+			r.Finished, status(r.ExitStatus), r.OutputLost, text, r.Reason)
+	}
+
+	const ends = "sleep 1; echo one; sh -c 'exit 4'"
+	job = replyFields[jobOut](t, "run_command", second.call("run_command", map[string]any{"paneId": pane, "command": ends, "detach": true}))
+	waitScreen(t, srv, pane, "the command alone", func(rows []string) bool { return hasLine(rows, "$ "+ends) })
+	killTMCP(t, second)
+	waitScreen(t, srv, pane, "its output and the next prompt", func(rows []string) bool {
+		return len(rows) > 1 && rows[len(rows)-2] == "one" && strings.TrimSpace(rows[len(rows)-1]) == "$"
+	})
+	third := startTMCP(t, srv, "")
+	res = third.call("get_job", map[string]any{"jobId": job.JobID})
+	r = replyFields[jobOut](t, "get_job", res)
+	if text := paneText(t, "get_job", res); !r.Finished || r.ExitStatus != nil || text != "one" || !strings.Contains(r.Reason, "typed alone") {
+		t.Logf("history: %q", bareCapture(srv, pane, "-S", "-", "-J"))
+		t.Fatalf("get_job of a command typed alone that ended while no tmcp ran: finished %v status %s output %q (%s); want ended, status unknown, said why, and one",
+			r.Finished, status(r.ExitStatus), text, r.Reason)
+	}
+}

@@ -66,8 +66,17 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 				}
 				run("echo 'build done'", "0", "build done")
 				run("echo 'build done'", "0", "build done")
+				if integrated {
+					// tmcp has seen the shell's marks: the second run is the
+					// command as written, alone, the last line typed.
+					screen := bareCapture(srv, pane)
+					i := slices.IndexFunc(screen, func(l string) bool { return strings.Contains(l, "echo 'build done'") && !strings.Contains(l, "__tmcp") })
+					if i < 0 || screen[i] != "$ echo 'build done'" || slices.ContainsFunc(screen[i:], func(l string) bool { return strings.Contains(l, "__tmcp") }) {
+						t.Fatalf("%s: the second run is not the command alone on screen: %q", name, screen)
+					}
+				}
 				// What the person sees: the command as written, 34 bytes more.
-				if shell != "fish" {
+				if shell != "fish" && !integrated {
 					screen := bareCapture(srv, pane)
 					i := slices.IndexFunc(screen, func(l string) bool { return typedRun.MatchString(l) })
 					if i < 0 {
@@ -141,7 +150,8 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 					}
 				}
 				for _, line := range strings.Split(kept, "\n") {
-					handing := shell == "zsh" && strings.Contains(line, `eval "$__tmcp_l"`) // zsh keeps it (README)
+					// zsh keeps it, unless tmcp init is loaded (README).
+					handing := shell == "zsh" && !integrated && strings.Contains(line, `eval "$__tmcp_l"`)
 					if strings.Contains(line, "__tmcp") && !handing {
 						t.Errorf("%s: history holds tmcp's text: %q", name, line)
 					}

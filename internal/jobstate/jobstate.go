@@ -69,6 +69,9 @@ type Record struct {
 	Reason string    `json:"reason,omitempty"`
 	// PaneDied says the pane's process exited with the job.
 	PaneDied bool `json:"paneDied,omitempty"`
+	// Alone says the command was typed with nothing of tmcp's around it:
+	// only the shell's own marks, which carry no job token, bound it.
+	Alone bool `json:"alone,omitempty"`
 }
 
 // header is the file's first line.

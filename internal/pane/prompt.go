@@ -82,6 +82,10 @@ type PromptState struct {
 	// that ended with a prompt (A) and no D has none.
 	Status    int
 	HasStatus bool
+	// Drawn reports that the shell has drawn its prompt since the last
+	// command: the last prompt mark since then is B (the prompt ended) or,
+	// for a shell that was never seen to mark B, A.
+	Drawn bool
 	// Host and Cwd are the working directory from the last OSC 7.
 	Host, Cwd string
 	// OutputStart is the stream offset just past the last C (where the
@@ -104,6 +108,7 @@ type PromptState struct {
 type PromptTracker struct {
 	st       PromptState
 	statused bool // the last command's status is known or was given up on
+	marksB   bool // the shell marks where its prompt ends
 	byPrompt bool // the last command ended with A, not D
 
 	scan  scanState
@@ -201,12 +206,17 @@ func (t *PromptTracker) Mark(m ShellMark, end int64, now time.Time) {
 	}
 	st.Marks = true
 	switch m.Kind {
+	case 'B':
+		t.marksB = true
+		st.Drawn = !st.Running
 	case 'A':
+		st.Drawn = !t.marksB
 		if st.Running {
 			st.Running, st.HasStatus, st.Ended, st.CommandEnd = false, false, now, end
 			t.statused, t.byPrompt = false, true
 		}
 	case 'C':
+		st.Drawn = false
 		if !st.Running {
 			st.Running, st.Started = true, now
 			t.statused, t.byPrompt = false, false
@@ -215,12 +225,12 @@ func (t *PromptTracker) Mark(m ShellMark, end int64, now time.Time) {
 	case 'D':
 		switch {
 		case st.Running:
-			st.Running, st.Ended, st.CommandEnd = false, now, end
+			st.Running, st.Ended, st.CommandEnd, st.Drawn = false, now, end, false
 		case t.statused:
 			return // a second emitter's D for the same command
 		case !t.byPrompt:
 			// A command that began before its C was seen.
-			st.Ended, st.CommandEnd = now, end
+			st.Ended, st.CommandEnd, st.Drawn = now, end, false
 		}
 		st.Status, st.HasStatus, t.statused = m.Status, m.HasStatus, true
 	}

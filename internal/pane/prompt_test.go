@@ -47,6 +47,7 @@ func TestParseShellMark(t *testing.T) {
 // input by the position just past the nth occurrence of a mark.
 type trackerWant struct {
 	marks, running, hasStatus bool
+	drawn                     bool
 	status                    int
 	cwd                       string
 	outputStart, commandEnd   string // a mark's payload whose end is the offset; "" for -1
@@ -74,25 +75,33 @@ func TestPromptTrackerFollowsMarks(t *testing.T) {
 			trackerWant{}},
 		{"tmcp's job markers inside a shell's command",
 			osc("133;C") + osc("133;C;tmcp-ab12") + "out\r\n" + osc("133;D;5;tmcp-ab12") + osc("133;D;0") + osc("133;A"),
-			trackerWant{marks: true, hasStatus: true, status: 0, outputStart: "133;C", commandEnd: "133;D;0"}},
+			trackerWant{marks: true, hasStatus: true, status: 0, outputStart: "133;C", commandEnd: "133;D;0", drawn: true}},
 		{"two emitters mark the same command once",
 			osc("133;A") + osc("133;A") + "$ " + osc("133;C") + osc("133;C") + "x\r\n" + osc("133;D;2") + osc("133;D;2") + osc("133;A") + osc("133;A"),
-			trackerWant{marks: true, hasStatus: true, status: 2, outputStart: "133;C", outputStartN: 1, commandEnd: "133;D;2"}},
+			trackerWant{marks: true, hasStatus: true, status: 2, outputStart: "133;C", outputStartN: 1, commandEnd: "133;D;2", drawn: true}},
 		{"a prompt ends a command that sent no D; a late D gives its status",
 			osc("133;C") + "x\r\n" + osc("133;A") + osc("133;D;4") + "$ ",
-			trackerWant{marks: true, hasStatus: true, status: 4, outputStart: "133;C", commandEnd: "133;A"}},
+			trackerWant{marks: true, hasStatus: true, status: 4, outputStart: "133;C", commandEnd: "133;A", drawn: true}},
 		{"a prompt ends a command that sent no D",
 			osc("133;C") + "x\r\n" + osc("133;A") + "$ ",
-			trackerWant{marks: true, outputStart: "133;C", commandEnd: "133;A"}},
+			trackerWant{marks: true, outputStart: "133;C", commandEnd: "133;A", drawn: true}},
 		{"D of a command begun before the stream",
 			"tail of output\r\n" + osc("133;D;1") + osc("133;A") + "$ ",
-			trackerWant{marks: true, hasStatus: true, status: 1, commandEnd: "133;D;1"}},
+			trackerWant{marks: true, hasStatus: true, status: 1, commandEnd: "133;D;1", drawn: true}},
 		{"D with no status",
 			osc("133;C") + osc("133;D") + osc("133;A"),
-			trackerWant{marks: true, outputStart: "133;C", commandEnd: "133;D"}},
+			trackerWant{marks: true, outputStart: "133;C", commandEnd: "133;D", drawn: true}},
 		{"ST terminator and percent-encoded directory",
 			"\x1b]7;file://vm/a%20b\x1b\\" + "\x1b]133;A\x1b\\",
-			trackerWant{marks: true, cwd: "/a b"}},
+			trackerWant{marks: true, cwd: "/a b", drawn: true}},
+		// A shell that marks where its prompt ends has drawn it at B, not A:
+		// a line typed before B would be echoed twice.
+		{"a prompt begun but not drawn, by a shell that marks B",
+			osc("133;A") + "$ " + osc("133;B") + "true\r\n" + osc("133;C") + osc("133;D;0") + osc("133;A"),
+			trackerWant{marks: true, hasStatus: true, outputStart: "133;C", commandEnd: "133;D;0"}},
+		{"a prompt drawn, by a shell that marks B",
+			osc("133;A") + "$ " + osc("133;B") + "true\r\n" + osc("133;C") + osc("133;D;0") + osc("133;A") + "$ " + osc("133;B"),
+			trackerWant{marks: true, hasStatus: true, outputStart: "133;C", commandEnd: "133;D;0", drawn: true}},
 		{"an ESC that is no ST ends the mark too",
 			"\x1b]133;C\x1b[0mout\r\n",
 			trackerWant{marks: true, running: true, outputStart: "133;C\x1b"}},
@@ -133,7 +142,7 @@ func check(t *testing.T, how, in string, got PromptState, w trackerWant) {
 		}
 		return int64(off)
 	}
-	want := PromptState{Marks: w.marks, Running: w.running, HasStatus: w.hasStatus, Status: w.status, Cwd: w.cwd,
+	want := PromptState{Marks: w.marks, Running: w.running, HasStatus: w.hasStatus, Status: w.status, Cwd: w.cwd, Drawn: w.drawn,
 		OutputStart: end(w.outputStart, w.outputStartN), CommandEnd: end(w.commandEnd, w.commandEndN), Offset: int64(len(in))}
 	got.Started, got.Ended, got.Host = time.Time{}, time.Time{}, ""
 	if got != want {

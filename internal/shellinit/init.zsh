@@ -32,7 +32,13 @@ __tmcp_preexec() {
   __tmcp_ran=1
   printf '\e]133;C\a'
 }
-typeset -ga precmd_functions
+# The line run_command types once to hand its helper to the shell stays
+# out of the history (zsh cannot drop it once it is in).
+__tmcp_history() {
+  [[ $1 != ' trap '\''stty echo'\'' INT;stty -echo;printf '\''\033]133;R;tmcp-'* ]]
+}
+typeset -ga precmd_functions zshaddhistory_functions
+zshaddhistory_functions+=(__tmcp_history)
 precmd_functions=(__tmcp_precmd $precmd_functions)
 autoload -Uz add-zsh-hook && add-zsh-hook preexec __tmcp_preexec
 fi

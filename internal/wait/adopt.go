@@ -28,6 +28,10 @@ import (
 // and status in.
 const endOption = "@tmcp_end"
 
+// aloneEndedUnseen is why a command typed alone that ended while no tmcp
+// followed it has no status: the shell's end mark is its one trace.
+const aloneEndedUnseen = "it ended while no tmcp followed it: a command typed alone (its shell marks its prompts) leaves no trace of its exit status but the end mark tmcp did not see"
+
 // endSettle is how long a job found ended without its status in the
 // pane's option is given for the helper's background write to land.
 const endSettle = 300 * time.Millisecond
@@ -55,7 +59,7 @@ func (s *Service) KeepJobs(store *jobstate.Store) {
 func (j *job) record() jobstate.Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, ShellGroup: j.shellGroup, Command: j.command, Started: j.started}
+	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, ShellGroup: j.shellGroup, Command: j.command, Started: j.started, Alone: j.alone}
 	if j.finished {
 		r.Ended, r.Status, r.Reason, r.PaneDied = j.finishedAt, j.status, j.reason, j.died
 	}
@@ -155,7 +159,7 @@ func (s *Service) adopted(ctx context.Context, id string) (*job, error) {
 func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) {
 	j := newJob(rec.ID, rec.Pane, rec.Command, rec.Started)
 	// An earlier tmcp typed its lines: whatever was not typed never will be.
-	j.panePID, j.shellGroup, j.adopted, j.typedAll = rec.PanePID, rec.ShellGroup, true, true
+	j.panePID, j.shellGroup, j.adopted, j.typedAll, j.alone = rec.PanePID, rec.ShellGroup, true, true, rec.Alone
 	j.typingFrom = rec.Started // a key tmcp sends now reaches the command
 	if !rec.Ended.IsZero() {
 		// Its tmcp saw it end, and wrote so: only the output is to be found.
@@ -190,7 +194,11 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 			}
 			status, ok = s.recordedEnd(ctx, j)
 			if !ok {
-				j.end(false, nil, "it ended while no tmcp followed it, and its shell could not leave its status (no tmux reachable from it)")
+				reason := "it ended while no tmcp followed it, and its shell could not leave its status (no tmux reachable from it)"
+				if j.alone {
+					reason = aloneEndedUnseen
+				}
+				j.end(false, nil, reason)
 				s.refill(ctx, j)
 				s.keptEnd(j)
 				return s.jobs.keep(j), nil
@@ -279,7 +287,11 @@ func (s *Service) refill(ctx context.Context, j *job) {
 	found, settled := false, true
 	for try := 0; ; try++ {
 		rows, err = s.tc.CapturePane(ctx, j.paneID, tmux.CaptureOptions{History: true})
-		lines, found, settled = outputInHistory(pane.TrimBlank(rows), tag, running)
+		if j.alone {
+			lines, found = aloneOutputInHistory(pane.TrimBlank(rows), j.command, running)
+		} else {
+			lines, found, settled = outputInHistory(pane.TrimBlank(rows), tag, running)
+		}
 		if err != nil || settled || try == promptTries {
 			break
 		}
@@ -399,6 +411,32 @@ func outputInHistory(rows []string, tag string, running bool) (lines []string, f
 		lines[0] = strings.TrimPrefix(lines[0], prompt)
 	}
 	return lines, true, settled
+}
+
+// aloneOutputInHistory is outputInHistory for a command typed alone,
+// which was typed at a prompt drawn: the rows after the last one that ends
+// with the command after some text, the prompt, up to the shell's next
+// prompt (a row that is the prompt alone, or the last row that begins
+// with it), or to the last row while the job runs.
+func aloneOutputInHistory(rows []string, command string, running bool) (lines []string, found bool) {
+	at := -1
+	var prompt string
+	for i := len(rows) - 1; i >= 0 && at < 0; i-- {
+		if p, ok := strings.CutSuffix(strings.TrimRight(rows[i], " "), command); ok && strings.TrimSpace(p) != "" {
+			at, prompt = i, p
+		}
+	}
+	if at < 0 {
+		return nil, false
+	}
+	prompt = strings.TrimRight(prompt, " ")
+	end := len(rows)
+	for i := at + 1; i < end && !running; i++ {
+		if row := strings.TrimRight(rows[i], " "); strings.HasPrefix(row, prompt) && (i == len(rows)-1 || row == prompt) {
+			end = i
+		}
+	}
+	return append([]string{}, rows[at+1:end]...), true
 }
 
 // promptOfRuns returns the text most often found before tmcp's typed lines

@@ -83,3 +83,28 @@ func TestOutputInHistory(t *testing.T) {
 		})
 	}
 }
+
+func TestAloneOutputInHistory(t *testing.T) {
+	const command = "echo a; sleep 1; echo b"
+	for _, tc := range []struct {
+		name    string
+		rows    []string
+		running bool
+		want    []string
+		found   bool
+	}{
+		{"ended, back at the prompt", []string{"$ ls", "f", "$ " + command, "a", "b", "$ "}, false, []string{"a", "b"}, true},
+		{"ended, the prompt's trailing blank trimmed", []string{"~ $ " + command, "a", "b", "~ $"}, false, []string{"a", "b"}, true},
+		{"ended, the person typing at the next prompt", []string{"$ " + command, "a", "b", "$ git st"}, false, []string{"a", "b"}, true},
+		{"the same command run twice: the last", []string{"$ " + command, "x", "$ " + command, "a", "b", "$ "}, false, []string{"a", "b"}, true},
+		{"running, a line like the prompt is output", []string{"$ " + command, "$ a"}, true, []string{"$ a"}, true},
+		{"ended with no output", []string{"$ " + command, "$ "}, false, []string{}, true},
+		{"its row scrolled out of the history", []string{"a", "b", "$ "}, false, nil, false},
+		{"the command alone on a row is no typed line", []string{command, "a", "$ "}, false, nil, false},
+	} {
+		lines, found := aloneOutputInHistory(tc.rows, command, tc.running)
+		if found != tc.found || !slices.Equal(lines, tc.want) {
+			t.Errorf("%s: lines %q found %v, want %q %v", tc.name, lines, found, tc.want, tc.found)
+		}
+	}
+}

@@ -254,3 +254,67 @@ func BenchmarkReaderFirstChunk(b *testing.B) {
 		}
 	}
 }
+
+// TestReaderOfACommandTypedAlone: a command typed with nothing of tmcp's
+// around it is bounded by the shell's own marks, whatever their emitter
+// adds to them and wherever the reads split.
+func TestReaderOfACommandTypedAlone(t *testing.T) {
+	osc := func(p string) string { return "\x1b]" + p + "\a" }
+	promptSP := "\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m" + strings.Repeat(" ", 79) + "\r \r"
+	for _, tc := range []struct {
+		name, stream string
+		status       string // "" when unknown
+		lines        []string
+		reason       string
+	}{
+		{"its output between C and D",
+			"echo 'build done'\r\n" + osc("133;C") + "build done\r\n" + osc("133;D;0") + osc("133;A") + "$ ",
+			"0", []string{"build done"}, ""},
+		{"an emitter's parameters, the last line unended, ST terminators",
+			"x\r\n\x1b]133;C;aid=4\x1b\\" + "a\r\nb" + "\x1b]133;D;7;aid=4\x1b\\",
+			"7", []string{"a", "b"}, ""},
+		{"the blanks of zsh's PROMPT_SP before D",
+			"x\r\n" + osc("133;C") + "out\r\n" + promptSP + osc("133;D;0"),
+			"0", []string{"out"}, ""},
+		{"the prompt's own A, before the echo, is not the end",
+			osc("133;A") + "$ " + osc("133;B") + "x\r\n" + osc("133;C") + "out\r\n" + osc("133;D;1"),
+			"1", []string{"out"}, ""},
+		{"C-c: the echo is no output, the status says what the key did",
+			"x\r\n" + osc("133;C") + "started\r\n^C\r\n" + osc("133;D;130"),
+			"130", []string{"started"}, "interrupted by C-c"},
+		{"no status in D",
+			"x\r\n" + osc("133;C") + "out\r\n" + osc("133;D") + osc("133;A"),
+			"", []string{"out"}, "the shell marked the command's end without its exit status"},
+		{"a prompt, no D",
+			"x\r\n" + osc("133;C") + "out\r\n" + osc("133;A") + "$ ",
+			"", []string{"out"}, "the shell marked the command's end without its exit status"},
+		{"a new prompt after the echo, no C: nothing ran",
+			"x^C\r\n" + osc("133;A") + "$ ",
+			"", nil, "interrupted: C-c reached the shell before it ran the typed line, which was discarded; the command did not run"},
+		{"a line the shell could not parse",
+			"x ;; y\r\nbash: syntax error near unexpected token `;;'\r\n" + osc("133;A") + "$ ",
+			"", nil, "the shell could not parse the command as typed, so it did not run"},
+		{"tmcp's own job marks are not the shell's",
+			"x\r\n" + osc("133;C") + osc("133;C;tmcp-abcde") + "out\r\n" + osc("133;D;5;tmcp-abcde") + osc("133;D;0"),
+			"0", []string{"out"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for cut := 0; cut <= len(tc.stream); cut++ {
+				j := &job{id: "0123456789ab", command: "x", tail: pane.NewTailBuffer(100, 1<<16), done: make(chan struct{}), alone: true}
+				r := newReader(j, 1000)
+				now := time.Now()
+				finished := r.consume([]byte(tc.stream[:cut]), now)
+				if !finished {
+					finished = r.consume([]byte(tc.stream[cut:]), now)
+				}
+				if !finished {
+					t.Fatalf("cut at %d: the job did not end", cut)
+				}
+				res := j.result(false, 0, 0)
+				if status(res) != map[string]string{"": "none"}[tc.status]+tc.status || !slices.Equal(res.Lines, tc.lines) || res.Reason != tc.reason {
+					t.Fatalf("cut at %d: status %s lines %q reason %q; want %q %q %q", cut, status(res), res.Lines, res.Reason, tc.status, tc.lines, tc.reason)
+				}
+			}
+		})
+	}
+}

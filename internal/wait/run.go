@@ -85,6 +85,7 @@ type job struct {
 	reads        chan struct{} // a token at each R mark: the shell reads what tmcp hands over
 	retry        *retry        // nothing ran, and this is how to try again
 	handedOver   bool          // the command is handed over, not typed as written
+	alone        bool          // typed with nothing around it: the shell's own marks tell its start and end
 	freshHelper  bool          // the run hands the shell its helper: it cannot lack it
 	onEnd        func(*job)    // frees the pane; nil in tests of the reader
 	panePID      int           // the pane's process when the job started
@@ -150,16 +151,25 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	j := newJob(newJobID(), req.PaneID, req.Command, start)
 	j.panePID, j.shellGroup, j.onEnd = info.PID, s.frontGroup(info.PID), s.ended
 	family := familyOf(info.Command)
-	_, tag := j.mark()
-	t := typedFor(family, tag, req.Command, req.SuppressHistory, handOver)
-	j.handedOver = len(t.handover) > 0
 	if holder := s.jobs.claim(j); holder != nil {
 		return runResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
-	stream, release, err := s.hub.Acquire(ctx, req.PaneID, runLinger)
+	linger := runLinger
+	if st := s.hub.Stream(req.PaneID); st != nil && st.Prompt().Marks {
+		linger = markedLinger
+	}
+	stream, release, err := s.hub.Acquire(ctx, req.PaneID, linger)
 	if err != nil {
 		s.jobs.abandon(j)
 		return runResult{}, notTyped(ctx, err)
+	}
+	var t typing
+	if !handOver && !req.SuppressHistory && typedAlone(req.Command, family) && atMarkedPrompt(ctx, stream) {
+		t, j.alone = typing{lines: []string{req.Command}}, true
+	} else {
+		_, tag := j.mark()
+		t = typedFor(family, tag, req.Command, req.SuppressHistory, handOver)
+		j.handedOver = len(t.handover) > 0
 	}
 	s.kept(j)
 	exact := stream.Exact() // the job's marks are in its bytes
@@ -272,6 +282,11 @@ var remoteShell = map[string]bool{"ssh": true, "mosh-client": true, "docker": tr
 // or wait on it does not set the stream up again.
 const runLinger = 30 * time.Second
 
+// markedLinger is runLinger for a pane whose shell marks its prompts:
+// while its stream lasts, tmcp knows the shell waits at its prompt, and a
+// run types the command alone.
+const markedLinger = 10 * time.Minute
+
 // markLen is how many characters of a job's id its marks carry: enough
 // that no other job's mark in the same pane is taken for its own.
 const markLen = 5
@@ -305,6 +320,37 @@ const (
 	promptWait  = 300 * time.Millisecond
 )
 
+// markSettle is how long a run waits for a pane's shell to mark that it
+// has drawn its prompt: a run ends at its own end mark, which the shell's
+// D and its next prompt follow only once the whole line has run. Typed
+// before the prompt, the line would be echoed by the terminal, and then
+// again by the line editor.
+const markSettle = 200 * time.Millisecond
+
+// atMarkedPrompt reports whether a pane's shell, by the marks its stream
+// has seen, waits at its prompt, drawn; a shell that has yet to draw it is
+// given markSettle.
+func atMarkedPrompt(ctx context.Context, stream *pane.Stream) bool {
+	deadline := time.NewTimer(markSettle)
+	defer deadline.Stop()
+	for {
+		changed := stream.Changed()
+		switch ps := stream.Prompt(); {
+		case !ps.Marks:
+			return false
+		case ps.Drawn:
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // quiet returns once a stream has written nothing for d, or after max.
 func quiet(stream *pane.Stream, d, max time.Duration) {
 	deadline := time.NewTimer(max)
@@ -331,7 +377,7 @@ func quiet(stream *pane.Stream, d, max time.Duration) {
 func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pane, t typing, stream *pane.Stream) error {
 	_, tag := j.mark()
 	var steps []step
-	fresh := !s.helpers.has(paneID, info)
+	fresh := !j.alone && !s.helpers.has(paneID, info)
 	if fresh {
 		family := familyOf(info.Command)
 		bootstrap := bootstrapLine(family, tag)
@@ -613,6 +659,8 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				reason := "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost"
 				if j.lostConnection() {
 					reason = "the connection to the host was lost during the command: it has ended since, but its exit status and its output after the drop are not known"
+				} else if j.adopted && j.alone {
+					reason = aloneEndedUnseen
 				} else if !j.lostOutput() {
 					reason = "interrupted: the key cut off the shell's end mark as well, so the exit status is not known"
 				}
@@ -653,6 +701,7 @@ type reader struct {
 	token     string
 	startMark []byte
 	replaces  bool // the command replaces its shell: it never ends by itself
+	alone     bool // the command was typed alone: the shell's own marks (any C, then D) bound it
 
 	// Before the start mark.
 	off      int64  // stream offset of the next byte
@@ -662,6 +711,14 @@ type reader struct {
 	keyAt    time.Time
 	started  time.Time // when the start mark was read
 
+	// Before the start mark, for a command typed alone: the bytes decoded
+	// to find the shell's marks, whether text came before a prompt's mark
+	// (so the mark is not the one of the prompt the line was typed at), and
+	// whether the shell said it could not parse the line.
+	pre      *pane.Decoder
+	preText  bool
+	unparsed bool
+
 	dec         *pane.Decoder // from the start mark on
 	interrupted bool          // an interrupt key reached the command after its start
 	// From a line the echo of C-z ends: held back until the job ends,
@@ -670,13 +727,20 @@ type reader struct {
 	heldLines []string
 }
 
+// endsInKeyEcho reports whether a line ends in the echo of C-z, or of any
+// interrupt key for a command typed alone, whose shell writes its end mark
+// after the line the echo ends.
+func endsInKeyEcho(text string, alone bool) bool {
+	return strings.HasSuffix(text, "^Z") || alone && (strings.HasSuffix(text, "^C") || strings.HasSuffix(text, `^\`))
+}
+
 // maxHeldLines bounds the lines held back after the echo of C-z.
 const maxHeldLines = 8
 
 // line takes a line of the command's output, or a piece of one that goes
 // on (more).
 func (r *reader) line(text string, more bool) {
-	if len(r.heldLines) == 0 && (more || !strings.HasSuffix(text, "^Z")) {
+	if len(r.heldLines) == 0 && (more || !endsInKeyEcho(text, r.alone)) {
 		r.j.addPiece(text, more)
 		return
 	}
@@ -692,7 +756,11 @@ func (r *reader) line(text string, more bool) {
 func newReader(j *job, from int64) *reader {
 	token, _ := j.mark()
 	r := &reader{j: j, token: token, startMark: []byte("\x1b]133;C;" + token + "\a"),
-		replaces: replacesShell(j.command), off: from, echoedTo: -1}
+		replaces: replacesShell(j.command), off: from, echoedTo: -1, alone: j.alone}
+	if r.alone {
+		// All the pane writes from here is the echo of the line, up to C.
+		r.echoedTo, r.pre = from, pane.NewDecoder(from)
+	}
 	if j.adopted {
 		// Its start mark went by before this tmcp: its output goes on.
 		r.started, r.dec = time.Now(), pane.NewDecoder(from)
@@ -720,6 +788,10 @@ func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 		case pane.EventLine:
 			r.line(ev.Text, ev.Cut)
 		case pane.EventOSC:
+			if r.alone {
+				finished = r.shellMark(ev.Text)
+				return
+			}
 			kind, status, ok := r.mark(ev.Text)
 			if ok && (kind == "D" || kind == "E") {
 				r.endWith(kind, status, r.dec.Partial())
@@ -733,6 +805,9 @@ func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 // scan looks at bytes read before the start mark. It returns what follows
 // the start mark once it is found, or whether the job ended without one.
 func (r *reader) scan(data []byte, now time.Time) (rest []byte, finished bool) {
+	if r.alone {
+		return r.scanAlone(data, now)
+	}
 	// A read that holds the whole start mark is cut just past it, so that
 	// the output after it is neither copied nor scanned.
 	if k := bytes.Index(data, r.startMark); k >= 0 {
@@ -816,6 +891,96 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 	}
 	r.held = append(r.held[:0], buf[max(0, len(buf)-maxMarkLen):]...)
 	return nil, false
+}
+
+// scanAlone is scan for a command typed alone: the shell's C starts it;
+// a new prompt before it (A, after the echo of some text) says the shell
+// read the line and ran nothing.
+func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bool) {
+	base := r.pre.Offset()
+	r.off += int64(len(data))
+	start, prompted := int64(-1), false
+	r.pre.Decode(data, func(ev pane.Event) {
+		if start >= 0 || prompted {
+			return
+		}
+		switch ev.Kind {
+		case pane.EventLine:
+			r.preText = true
+			r.unparsed = r.unparsed || unparsedIn([]byte(ev.Text))
+		case pane.EventOSC:
+			m, ok := pane.ParseShellMark(ev.Text)
+			switch {
+			case !ok:
+			case m.Kind == 'C':
+				start = r.pre.Offset()
+			case m.Kind == 'A' && (r.preText || r.pre.Partial() != ""):
+				prompted = true
+			}
+		}
+	})
+	echo := data
+	if start >= 0 {
+		echo = data[:start-base]
+	}
+	// With the last byte before: a key's echo may be split between reads.
+	r.keyEchoedIn(append(r.held, echo...), now)
+	r.held = append(r.held[:0], echo[max(0, len(echo)-1):]...)
+	if start >= 0 {
+		r.started, r.dec, r.pre, r.held = now, pane.NewDecoder(start), nil, nil
+		return data[start-base:], false
+	}
+	if !prompted {
+		return nil, false
+	}
+	switch {
+	case r.unparsed:
+		r.j.mu.Lock()
+		r.j.retry = &retry{handOver: true}
+		r.j.mu.Unlock()
+		r.j.end(false, nil, "the shell could not parse the command as typed, so it did not run")
+	case r.key != "":
+		r.j.end(false, nil, fmt.Sprintf("interrupted: %s reached the shell before it ran the typed line, which was discarded; the command did not run", r.key))
+	default:
+		r.j.end(false, nil, "the shell drew its prompt again without running the typed line: the command did not run")
+	}
+	return nil, true
+}
+
+// shellMark reads an OSC of a command typed alone, once it started, and
+// ends the job at the shell's end mark (D) or, where the shell gave none,
+// at its next prompt (A).
+func (r *reader) shellMark(payload string) (finished bool) {
+	m, ok := pane.ParseShellMark(payload)
+	if !ok || m.Kind != 'D' && m.Kind != 'A' {
+		return false
+	}
+	// The unfinished last line, less the blanks a shell writes before its
+	// end mark to see whether the output ended its line (zsh's PROMPT_SP).
+	last := strings.TrimRight(r.dec.Partial(), " ")
+	switch {
+	case m.Kind == 'A' || !m.HasStatus:
+		r.flushHeld()
+		if last != "" {
+			r.j.add(last)
+		}
+		r.j.end(false, nil, "the shell marked the command's end without its exit status")
+	case r.interrupted || len(r.heldLines) > 0:
+		// An interrupt key reached it: its status says what the key did.
+		r.endWith("E", m.Status, last)
+	default:
+		r.endWith("D", m.Status, last)
+	}
+	return true
+}
+
+// flushHeld lets go the lines held back after the echo of C-z: the job
+// ended otherwise than stopped.
+func (r *reader) flushHeld() {
+	for _, l := range r.heldLines {
+		r.j.add(l)
+	}
+	r.heldLines = nil
 }
 
 // keyEchoedIn notes the last interrupt key echoed in b.
@@ -946,11 +1111,17 @@ func (r *reader) endWith(kind string, status int, last string) {
 		// Stopped: what followed the echo of C-z is the shell's.
 		last, r.heldLines = r.heldLines[0], nil
 	}
-	for _, l := range r.heldLines {
+	for i, l := range r.heldLines {
+		if i == 0 && status > 128 {
+			// The line the echo of the key that ended it ends.
+			if l = trimKeyEcho(l); l == "" {
+				continue
+			}
+		}
 		r.j.add(l)
 	}
 	// The terminal's echo of the key that interrupted or stopped it.
-	last = strings.TrimSuffix(strings.TrimSuffix(last, "^C"), "^Z")
+	last = trimKeyEcho(last)
 	if last != "" {
 		r.j.add(last)
 	}
@@ -959,6 +1130,16 @@ func (r *reader) endWith(kind string, status int, last string) {
 		return
 	}
 	r.j.end(false, &status, reason)
+}
+
+// trimKeyEcho takes the echo of an interrupt key off the end of a line.
+func trimKeyEcho(line string) string {
+	for _, k := range keyEchoes {
+		if l, ok := strings.CutSuffix(line, k.echo); ok {
+			return l
+		}
+	}
+	return line
 }
 
 // mark parses an OSC payload as one of this job's marks: "C", the start;

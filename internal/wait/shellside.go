@@ -318,6 +318,14 @@ func typedAsIs(command string, f shellFamily) bool {
 // with "!" (but in fish), and in fish a block keyword, whose block fish's
 // editor would hold open for more lines.
 func parsesWhole(command string, f shellFamily) bool {
+	whole, _ := scanLine(command, f)
+	return whole
+}
+
+// scanLine is parsesWhole, and also returns the words the line runs as
+// commands, as far as an unquoted word at a command's place tells (a
+// variable assignment there counts as one).
+func scanLine(command string, f shellFamily) (whole bool, commands []string) {
 	depth := 0
 	inSingle, inDouble, inBack := false, false, false
 	wordStart := true
@@ -330,7 +338,10 @@ func parsesWhole(command string, f shellFamily) bool {
 			return false
 		}
 		opened := commandWord && f == fishShell && fishBlocks[w]
-		commandWord = w == "and" || w == "or" || w == "not"
+		if commandWord {
+			commands = append(commands, w)
+		}
+		commandWord = commandWord && (leadsCommand[w] || strings.Contains(w, "="))
 		return opened
 	}
 	for i := 0; i < len(command); i++ {
@@ -346,14 +357,14 @@ func parsesWhole(command string, f shellFamily) bool {
 			continue
 		case c == '\\':
 			if i+1 == len(command) {
-				return false
+				return false, nil
 			}
 			i++
 			wordStart = false
 			word.WriteByte('\\')
 			continue
 		case c == '!' && f != fishShell:
-			return false
+			return false, nil
 		case inDouble:
 			if c == '"' {
 				inDouble = false
@@ -369,23 +380,23 @@ func parsesWhole(command string, f shellFamily) bool {
 			inBack = !inBack
 		case '#':
 			if wordStart {
-				return false
+				return false, nil
 			}
 		case '(':
 			depth++
 		case ')':
 			if depth--; depth < 0 {
-				return false
+				return false, nil
 			}
 		case '<':
 			if strings.HasPrefix(command[i:], "<<") {
-				return false
+				return false, nil
 			}
 		}
 		wordStart = strings.IndexByte(" \t;&|()<>", c) >= 0
 		if wordStart {
 			if blockOpened() {
-				return false
+				return false, nil
 			}
 			if c != ' ' && c != '\t' {
 				commandWord = true
@@ -395,16 +406,73 @@ func parsesWhole(command string, f shellFamily) bool {
 		}
 	}
 	if inSingle || inDouble || inBack || depth != 0 || blockOpened() {
-		return false
+		return false, nil
 	}
 	tail := strings.TrimRight(command, " ")
 	for _, op := range []string{"|", "&&", "||"} {
 		if strings.HasSuffix(tail, op) {
+			return false, nil
+		}
+	}
+	return true, commands
+}
+
+// leadsCommand are the words after which the next word names a command.
+var leadsCommand = map[string]bool{"and": true, "or": true, "not": true, "!": true, "{": true, "time": true,
+	"if": true, "then": true, "else": true, "elif": true, "do": true, "while": true, "until": true,
+	"builtin": true, "command": true, "exec": true, "noglob": true, "nocorrect": true}
+
+// typedAlone reports whether a command can be typed into a shell that
+// marks its prompts with nothing of tmcp's around it: it is typed as
+// written (typedAsIs), and it runs nothing that would act on the shell
+// itself where the wrapper's subshell keeps it apart (exit, cd, export, a
+// variable set…), or in fish, whose runs are in the shell itself anyway,
+// nothing that would end the shell. Such a command takes the wrapper, so
+// that what it does is the same whichever way it is typed.
+func typedAlone(command string, f shellFamily) bool {
+	if !typedAsIs(command, f) {
+		return false
+	}
+	whole, commands := scanLine(command, f)
+	if !whole {
+		return false
+	}
+	for _, w := range commands {
+		if f == fishShell && fishEnds[w] || f != fishShell && (actsOnShell[w] || compound[w] || strings.Contains(w, "=")) {
 			return false
 		}
 	}
 	return true
 }
+
+// compound are the reserved words of POSIX shells, bash and zsh that open
+// or close a compound command. Typed alone, one left open makes the shell
+// wait for more lines (as "if then" does in zsh): inside the wrapper's
+// parentheses, it is an error the shell reports, and the command is
+// handed over.
+var compound = map[string]bool{
+	"if": true, "then": true, "elif": true, "else": true, "fi": true, "case": true, "esac": true,
+	"for": true, "select": true, "while": true, "until": true, "do": true, "done": true,
+	"{": true, "}": true, "[[": true, "function": true, "repeat": true, "foreach": true, "end": true, "coproc": true,
+}
+
+// actsOnShell are the commands of POSIX shells, bash and zsh that act on
+// the shell that runs them: its life, directory, variables, options,
+// functions, jobs or history.
+var actsOnShell = map[string]bool{
+	"exit": true, "logout": true, "exec": true, "return": true, "break": true, "continue": true,
+	"cd": true, "pushd": true, "popd": true, "chdir": true,
+	"export": true, "unset": true, "set": true, "setopt": true, "unsetopt": true, "shopt": true, "emulate": true,
+	"declare": true, "typeset": true, "local": true, "readonly": true, "integer": true, "float": true, "let": true, "read": true,
+	"alias": true, "unalias": true, "function": true, "autoload": true, "functions": true, "unfunction": true, "hash": true, "rehash": true,
+	"source": true, ".": true, "eval": true, "trap": true, "umask": true, "ulimit": true, "enable": true, "disable": true,
+	"bind": true, "bindkey": true, "zle": true, "zmodload": true, "history": true, "fc": true,
+	"jobs": true, "fg": true, "bg": true, "wait": true, "disown": true, "suspend": true, "kill": true,
+	"shift": true, "getopts": true, "stty": true,
+}
+
+// fishEnds are the commands that would end fish when run in it.
+var fishEnds = map[string]bool{"exit": true, "exec": true}
 
 // fishBlocks are the words that open a block in fish, or end one.
 var fishBlocks = map[string]bool{"if": true, "for": true, "while": true, "begin": true, "function": true, "switch": true, "end": true}

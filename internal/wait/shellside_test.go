@@ -127,3 +127,35 @@ func TestOutputSaysTheHelperOrTheParseFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestTypedAlone(t *testing.T) {
+	for _, tt := range []struct {
+		command     string
+		posix, fish bool
+	}{
+		{"echo 'build done'", true, true},
+		{"make -j4 && ./run-tests | tee log", true, true},
+		{"echo cd exit export", true, true}, // arguments, not commands
+		{"FOO=1 make", false, true},         // an assignment, in a shell that takes them
+		{"echo before; exit 3", false, false},
+		{"true && exec bash", false, false},
+		{"cd /tmp && ls", false, true}, // fish runs every command in itself anyway
+		{"ls | { read x; echo $x; }", false, true},
+		{"builtin cd /tmp", false, true},
+		{"time cd /tmp", false, true},
+		{"if true; then echo y; fi", false, false}, // fish: a block
+		{"for f in *; do echo $f; done", false, false},
+		{"export PATH=$PATH:/opt/bin", false, true},
+		{"source ./env.sh", false, true},
+		{". ./env.sh", false, true},
+		{"echo a\nb", false, false},  // two lines: handed over
+		{"echo 'open", false, false}, // not typed as written at all
+	} {
+		if got := typedAlone(tt.command, bashShell); got != tt.posix {
+			t.Errorf("typedAlone(%q, bash) = %v, want %v", tt.command, got, tt.posix)
+		}
+		if got := typedAlone(tt.command, fishShell); got != tt.fish {
+			t.Errorf("typedAlone(%q, fish) = %v, want %v", tt.command, got, tt.fish)
+		}
+	}
+}
