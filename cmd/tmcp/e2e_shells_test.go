@@ -28,7 +28,7 @@ var plainShells = map[string]string{
 
 // typedRun matches the line run_command types for a command typed as
 // written, and captures the command.
-var typedRun = regexp.MustCompile(`^[$#] \(__tmcp ([0-9a-f]{5})&&\((.*)\)\);__tmcp ([0-9a-f]{5}) \$\?$`)
+var typedRun = regexp.MustCompile(`^[$#]  ?\(__tmcp ([0-9a-f]{5})&&\((.*)\)\);__tmcp ([0-9a-f]{5}) \$\?$`)
 
 func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
@@ -86,7 +86,7 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 					if m[2] != "echo 'build done'" || m[1] != m[3] {
 						t.Errorf("%s: typed line %q, want the command as written", name, screen[i])
 					}
-					if extra := len(screen[i]) - len("$ ") - len(m[2]); extra > 40 {
+					if extra := len(screen[i]) - len("$ ") - len(m[2]); extra > 40 { // mksh's line begins with a space
 						t.Errorf("%s: %d bytes of tmcp's own on the typed line, want 40 at most", name, extra)
 					}
 					if slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "__tmcp_l") }) {
@@ -130,7 +130,7 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 				}
 				run("echo alive", "0", "alive")
 
-				history := map[string]string{"bash": "history", "zsh": "fc -ln 1", "fish": "history"}[shell]
+				history := map[string]string{"bash": "history", "zsh": "fc -ln 1", "fish": "history", "mksh": "fc -l"}[shell]
 				if history == "" {
 					return
 				}
@@ -145,6 +145,11 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 					t.Fatalf("%s: the history was never written", name)
 				}
 				for _, want := range []string{"echo 'build done'", "echo before;", "echo alive"} {
+					// mksh keeps no command typed as written (README), only
+					// those handed over.
+					if shell == "mksh" {
+						want = "for i in 1 2"
+					}
 					if !strings.Contains(kept, want) {
 						t.Errorf("%s: history lacks %q:\n%s", name, want, kept)
 					}

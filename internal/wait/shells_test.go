@@ -20,7 +20,7 @@ var testShells = []struct {
 	{"bash", "env HISTFILE=/dev/null PS1='$ ' bash --norc --noprofile", "history"},
 	{"zsh", "env HISTFILE=/dev/null PS1='$ ' zsh -f", "fc -ln 1"},
 	{"dash", "env PS1='$ ' dash -i", ""},
-	{"mksh", "env ENV=/dev/null HISTFILE=/dev/null PS1='$ ' mksh -i", ""},
+	{"mksh", "env ENV=/dev/null HISTFILE=/dev/null PS1='$ ' mksh -i", "fc -l"},
 	{"fish", "fish --no-config", "history"},
 }
 
@@ -165,7 +165,12 @@ func TestRunCommandInEveryShell(t *testing.T) {
 				screen = string(b)
 				return err == nil
 			})
-			for _, want := range []string{"echo 'build done'", "echo before;", "echo alive"} {
+			kept := []string{"echo 'build done'", "echo before;", "echo alive"}
+			if sh.name == "mksh" {
+				// mksh keeps the commands handed over, and no other.
+				kept = []string{"for i in 1 2"}
+			}
+			for _, want := range kept {
 				if !strings.Contains(screen, want) {
 					t.Errorf("%s history lacks %q:\n%s", sh.name, want, screen)
 				}

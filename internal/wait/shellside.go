@@ -54,6 +54,7 @@ const (
 	posixShell shellFamily = iota
 	bashShell              // POSIX, and its history is kept clean
 	zshShell               // likewise, by zsh's own hook
+	mkshShell              // POSIX; a line that begins with a space is kept out of its history
 	fishShell
 )
 
@@ -67,6 +68,8 @@ func familyOf(command string) shellFamily {
 		return zshShell
 	case "fish":
 		return fishShell
+	case "mksh", "lksh":
+		return mkshShell
 	}
 	return posixShell
 }
@@ -83,6 +86,12 @@ const posixHelper = ` __tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf 
 
 // posixHistory keeps history as it is, for shells that need no care.
 const posixHistory = `;__tmcp_h(){ :;}`
+
+// mkshHistory adds a command handed over to mksh's history as written
+// (print -s); the typed lines begin with a space, which keeps them out.
+// A command typed as written is not kept: nothing in mksh gives the
+// helper the text of the line it runs in.
+const mkshHistory = `;__tmcp_h(){ [ "$3" != - ]&&[ -n "$__tmcp_cmd" ]&&print -s -- "$__tmcp_cmd";__tmcp_cmd=;}`
 
 // bashHistory replaces the typed line in bash's history with the command
 // as written (history -s drops the entry it follows), or drops it when
@@ -183,6 +192,8 @@ func helperLine(f shellFamily) string {
 		return posixHelper + bashHistory
 	case zshShell:
 		return posixHelper + zshHistory
+	case mkshShell:
+		return posixHelper + mkshHistory
 	case fishShell:
 		return fishHelper
 	}
@@ -227,17 +238,17 @@ func typedFor(f shellFamily, token, command string, suppressHistory, handOver bo
 	if suppressHistory {
 		end += " -"
 	}
+	// A leading space keeps the line out of mksh's history, and out of
+	// the others' where they are set to (bash's and zsh's helpers keep it
+	// out anyway, and put the command in its place).
+	lead := ""
+	if suppressHistory || f == mkshShell {
+		lead = " "
+	}
 	if readable {
-		line := "(__tmcp " + token + "&&(" + command + "))" + end
-		if suppressHistory {
-			line = " " + line
-		}
-		return typing{lines: []string{line}}
+		return typing{lines: []string{lead + "(__tmcp " + token + "&&(" + command + "))" + end}}
 	}
-	line := "__tmcp_r " + token + "&&(__tmcp " + token + ";__tmcp_x)" + end
-	if suppressHistory {
-		line = " " + line
-	}
+	line := lead + "__tmcp_r " + token + "&&(__tmcp " + token + ";__tmcp_x)" + end
 	return typing{lines: []string{line + summary(command, 80-len(line))}, handover: handover(command)}
 }
 
