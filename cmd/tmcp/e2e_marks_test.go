@@ -6,6 +6,7 @@ package main
 // private tmux server per test.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -362,5 +363,34 @@ func TestWaitForCommandAcrossPanes(t *testing.T) {
 	if again.Outcome != "timeout" {
 		t.Errorf("a wait on %s at once after the last reported its command: %s, exit %s; want timeout (nothing new ran)",
 			b, again.Outcome, status(again.ExitStatus))
+	}
+}
+
+// TestWaitForCommandRightAfterRunCommandWaitsForTheNextCommand: the line
+// run_command typed into a shell that marks its commands is a command of
+// that shell's, typed alone or in tmcp's wrapper; a wait_for_command sent
+// the moment run_command answers is for the next command, so it reports
+// the one typed after it, not tmcp's.
+func TestWaitForCommandRightAfterRunCommandWaitsForTheNextCommand(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		t.Run(shell, func(t *testing.T) {
+			t.Parallel()
+			srv := tmuxtest.New(t)
+			pane := integratedPane(t, srv, shell, "")
+			s := startTMCP(t, srv, "")
+			// The first run is wrapped (tmcp has not seen the prompt yet),
+			// the second typed alone, the third wrapped (exit).
+			for i, cmd := range []string{"echo first", "echo second", "echo third; exit 4"} {
+				s.runCmd(map[string]any{"paneId": pane, "command": cmd, "timeoutSeconds": 10})
+				ch := s.async("wait_for_command", map[string]any{"paneId": pane, "timeoutSeconds": 10})
+				next := fmt.Sprintf("sh -c 'exit %d'", 10+i)
+				srv.Must("send-keys", "-t", pane, "-l", next)
+				srv.Must("send-keys", "-t", pane, "Enter")
+				r, _ := decodeText[commandOut](t, "wait_for_command", awaitCall(t, "wait_for_command", ch).res)
+				if r.Outcome != "ended" || status(r.ExitStatus) != fmt.Sprint(10+i) {
+					t.Fatalf("%s: wait_for_command sent as run_command %q answered: %+v; want the next command's end, status %d", shell, cmd, r, 10+i)
+				}
+			}
+		})
 	}
 }

@@ -104,7 +104,11 @@ const recordWait = time.Second
 // tmcp processes, or after recordWait: a caller told of the end, who then
 // restarts tmcp at once, finds the job ended.
 func (s *Service) awaitRecorded(j *job, r JobResult) {
-	if s.keep == nil || !r.Finished {
+	if !r.Finished {
+		return
+	}
+	j.awaitSettled()
+	if s.keep == nil {
 		return
 	}
 	select {
@@ -166,13 +170,13 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 		j.endAt(rec.Ended, rec.PaneDied, rec.Status, rec.Reason)
 		j.markRecorded()
 		s.refill(ctx, j)
-		return s.jobs.keep(j), nil
+		return s.jobs.keep(j.unfollowed()), nil
 	}
 	gone := func(why string) (*job, error) {
 		j.lost = true
 		j.end(true, nil, why+"; its status and output are not known")
 		s.keptEnd(j)
-		return s.jobs.keep(j), nil
+		return s.jobs.keep(j.unfollowed()), nil
 	}
 	pid, status, ok, err := s.paneEnd(ctx, j)
 	var cerr *tmux.CommandError
@@ -201,7 +205,7 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 				j.end(false, nil, reason)
 				s.refill(ctx, j)
 				s.keptEnd(j)
-				return s.jobs.keep(j), nil
+				return s.jobs.keep(j.unfollowed()), nil
 			}
 		}
 	}
@@ -209,7 +213,7 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 		j.end(false, &status, "")
 		s.refill(ctx, j)
 		s.keptEnd(j)
-		return s.jobs.keep(j), nil
+		return s.jobs.keep(j.unfollowed()), nil
 	}
 	return s.followAgain(ctx, j)
 }

@@ -143,3 +143,23 @@ func TestRunCommandTypesTheCommandAloneWhereTheShellMarksItsPrompt(t *testing.T)
 		})
 	}
 }
+
+// TestWaitForCommandAfterARunDoesNotReportTheRunsLine: in a pane whose
+// shell marks its commands, the line run_command typed (alone, or in its
+// wrapper, whose end comes before the shell's) is a command of the
+// shell's; a wait_for_command called once the run is reported waits for
+// the next command, not that one.
+func TestWaitForCommandAfterARunDoesNotReportTheRunsLine(t *testing.T) {
+	f := newFixture(t)
+	id := f.markedShellPane("bash")
+	for _, cmd := range []string{"echo wrapped", "echo alone", "echo before; exit 2"} {
+		f.runIn(id, cmd, false)
+		r, err := f.s.WaitForCommand(context.Background(), CommandRequest{PaneID: id, Timeout: Timeout{Duration: 300 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome != OutcomeTimeout {
+			t.Errorf("wait_for_command right after run_command %q: %s (status %v, output %q), want a timeout: no command ran since", cmd, r.Outcome, r.ExitStatus, r.Lines)
+		}
+	}
+}

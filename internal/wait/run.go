@@ -99,6 +99,7 @@ type job struct {
 	stepped      chan struct{} // a token each time the typing moves on
 	keys         chan string   // interrupt keys tmcp sent once the typing began
 	recorded     chan struct{} // closed once the job's end is written for later tmcp processes
+	settled      chan struct{} // closed once the shell's own end of the job's line is noted (noteShellEnd)
 	recordOnce   sync.Once
 }
 
@@ -320,37 +321,6 @@ const (
 	promptWait  = 300 * time.Millisecond
 )
 
-// markSettle is how long a run waits for a pane's shell to mark that it
-// has drawn its prompt: a run ends at its own end mark, which the shell's
-// D and its next prompt follow only once the whole line has run. Typed
-// before the prompt, the line would be echoed by the terminal, and then
-// again by the line editor.
-const markSettle = 200 * time.Millisecond
-
-// atMarkedPrompt reports whether a pane's shell, by the marks its stream
-// has seen, waits at its prompt, drawn; a shell that has yet to draw it is
-// given markSettle.
-func atMarkedPrompt(ctx context.Context, stream *pane.Stream) bool {
-	deadline := time.NewTimer(markSettle)
-	defer deadline.Stop()
-	for {
-		changed := stream.Changed()
-		switch ps := stream.Prompt(); {
-		case !ps.Marks:
-			return false
-		case ps.Drawn:
-			return true
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			return false
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
 // quiet returns once a stream has written nothing for d, or after max.
 func quiet(stream *pane.Stream, d, max time.Duration) {
 	deadline := time.NewTimer(max)
@@ -549,7 +519,10 @@ func printfEncode(s string) string {
 
 // follow consumes the pane's output for a job until it ends.
 func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done func()) {
-	defer done()
+	defer func() {
+		s.noteShellEnd(j, stream)
+		done()
+	}()
 	r := newReader(j, from)
 	lostAtStart := stream.LostBytes()
 	due := time.NewTimer(0) // armed only while the reader has a time due
@@ -893,96 +866,6 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 	return nil, false
 }
 
-// scanAlone is scan for a command typed alone: the shell's C starts it;
-// a new prompt before it (A, after the echo of some text) says the shell
-// read the line and ran nothing.
-func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bool) {
-	base := r.pre.Offset()
-	r.off += int64(len(data))
-	start, prompted := int64(-1), false
-	r.pre.Decode(data, func(ev pane.Event) {
-		if start >= 0 || prompted {
-			return
-		}
-		switch ev.Kind {
-		case pane.EventLine:
-			r.preText = true
-			r.unparsed = r.unparsed || unparsedIn([]byte(ev.Text))
-		case pane.EventOSC:
-			m, ok := pane.ParseShellMark(ev.Text)
-			switch {
-			case !ok:
-			case m.Kind == 'C':
-				start = r.pre.Offset()
-			case m.Kind == 'A' && (r.preText || r.pre.Partial() != ""):
-				prompted = true
-			}
-		}
-	})
-	echo := data
-	if start >= 0 {
-		echo = data[:start-base]
-	}
-	// With the last byte before: a key's echo may be split between reads.
-	r.keyEchoedIn(append(r.held, echo...), now)
-	r.held = append(r.held[:0], echo[max(0, len(echo)-1):]...)
-	if start >= 0 {
-		r.started, r.dec, r.pre, r.held = now, pane.NewDecoder(start), nil, nil
-		return data[start-base:], false
-	}
-	if !prompted {
-		return nil, false
-	}
-	switch {
-	case r.unparsed:
-		r.j.mu.Lock()
-		r.j.retry = &retry{handOver: true}
-		r.j.mu.Unlock()
-		r.j.end(false, nil, "the shell could not parse the command as typed, so it did not run")
-	case r.key != "":
-		r.j.end(false, nil, fmt.Sprintf("interrupted: %s reached the shell before it ran the typed line, which was discarded; the command did not run", r.key))
-	default:
-		r.j.end(false, nil, "the shell drew its prompt again without running the typed line: the command did not run")
-	}
-	return nil, true
-}
-
-// shellMark reads an OSC of a command typed alone, once it started, and
-// ends the job at the shell's end mark (D) or, where the shell gave none,
-// at its next prompt (A).
-func (r *reader) shellMark(payload string) (finished bool) {
-	m, ok := pane.ParseShellMark(payload)
-	if !ok || m.Kind != 'D' && m.Kind != 'A' {
-		return false
-	}
-	// The unfinished last line, less the blanks a shell writes before its
-	// end mark to see whether the output ended its line (zsh's PROMPT_SP).
-	last := strings.TrimRight(r.dec.Partial(), " ")
-	switch {
-	case m.Kind == 'A' || !m.HasStatus:
-		r.flushHeld()
-		if last != "" {
-			r.j.add(last)
-		}
-		r.j.end(false, nil, "the shell marked the command's end without its exit status")
-	case r.interrupted || len(r.heldLines) > 0:
-		// An interrupt key reached it: its status says what the key did.
-		r.endWith("E", m.Status, last)
-	default:
-		r.endWith("D", m.Status, last)
-	}
-	return true
-}
-
-// flushHeld lets go the lines held back after the echo of C-z: the job
-// ended otherwise than stopped.
-func (r *reader) flushHeld() {
-	for _, l := range r.heldLines {
-		r.j.add(l)
-	}
-	r.heldLines = nil
-}
-
 // keyEchoedIn notes the last interrupt key echoed in b.
 func (r *reader) keyEchoedIn(b []byte, now time.Time) {
 	last := -1
@@ -1203,7 +1086,7 @@ func (j *job) addPiece(line string, more bool) {
 func newJob(id, paneID, command string, started time.Time) *job {
 	return &job{id: id, paneID: paneID, command: command, started: started,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1), recorded: make(chan struct{})}
+		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1), recorded: make(chan struct{}), settled: make(chan struct{})}
 }
 
 // end records how the job ended, once: with the command's status, if it
