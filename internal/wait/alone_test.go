@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tmcp/tmcp/internal/shellinit"
-	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 // markedShellPane opens a window running a shell, with no user
@@ -103,33 +102,15 @@ func TestRunCommandTypesTheCommandAloneWhereTheShellMarksItsPrompt(t *testing.T)
 			}
 
 			// C-c while the command runs: the shell's D says 130.
-			r, err := f.s.Run(context.Background(), RunRequest{PaneID: id, Command: "echo started; sleep 30", Detach: true, Timeout: Timeout{Duration: time.Second}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tmuxtest.WaitFor(5*time.Second, func() bool { return f.runs(id, "sleep") })
-			if err := f.hub.Keys(context.Background(), id, "C-c"); err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			j, _ := f.s.Job(context.Background(), r.JobID, Timeout{Duration: 5 * time.Second}, 0, 0, nil)
-			if statusOf(j) != "130" || strings.Join(j.Lines, "|") != "started" || time.Since(start) > 2*time.Second {
-				t.Fatalf("C-c: status %s lines %q after %v (reason %q), want 130 and started at once; screen:\n%s", statusOf(j), j.Lines, time.Since(start), j.Reason,
+			if j, took := f.interruptSleep(id); statusOf(j) != "130" || strings.Join(j.Lines, "|") != "started" || took > 2*time.Second {
+				t.Fatalf("C-c: status %s lines %q after %v (reason %q), want 130 and started at once; screen:\n%s", statusOf(j), j.Lines, took, j.Reason,
 					f.srv.Must("capture-pane", "-p", "-t", id))
 			}
 			if n, _ := typed("echo alive", false, "0", "alive"); n != int64(len("echo alive")+1) {
 				t.Errorf("after C-c, typed %d bytes for echo alive, want it alone", n)
 			}
 
-			history := map[string]string{"bash": "history", "zsh": "fc -ln 1", "fish": "history"}[shell]
-			file := filepath.Join(t.TempDir(), "history")
-			f.srv.Must("send-keys", "-t", id, " "+history+" >"+file+".part; mv "+file+".part "+file, "Enter")
-			var kept string
-			tmuxtest.WaitFor(5*time.Second, func() bool {
-				b, err := os.ReadFile(file)
-				kept = string(b)
-				return err == nil
-			})
+			kept := f.history(id, map[string]string{"bash": "history", "zsh": "fc -ln 1", "fish": "history"}[shell])
 			for _, want := range []string{"echo 'build done'", "echo before; exit 3", "echo alive", "sh -c 'echo out;"} {
 				if !strings.Contains(kept, want) {
 					t.Errorf("%s history lacks %q:\n%s", shell, want, kept)

@@ -133,20 +133,8 @@ func TestRunCommandInEveryShell(t *testing.T) {
 			}
 
 			// C-c while the command runs.
-			r, err := f.s.Run(context.Background(), RunRequest{PaneID: id, Command: "echo started; sleep 30", Detach: true, Timeout: Timeout{Duration: time.Second}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Once sleep runs: zsh defers a trap for C-c that comes between
-			// two commands of a subshell to the end of the next one.
-			tmuxtest.WaitFor(5*time.Second, func() bool { return f.runs(id, "sleep") })
-			if err := f.hub.Keys(context.Background(), id, "C-c"); err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			j, _ := f.s.Job(context.Background(), r.JobID, Timeout{Duration: 5 * time.Second}, 0, 0, nil)
-			if statusOf(j) != "130" || time.Since(start) > 2*time.Second {
-				t.Fatalf("C-c: status %s after %v (reason %q), want 130 at once; screen:\n%s", statusOf(j), time.Since(start), j.Reason,
+			if j, took := f.interruptSleep(id); statusOf(j) != "130" || took > 2*time.Second {
+				t.Fatalf("C-c: status %s after %v (reason %q), want 130 at once; screen:\n%s", statusOf(j), took, j.Reason,
 					f.srv.Must("capture-pane", "-p", "-t", id))
 			}
 			if r := f.runIn(id, "echo alive", false); statusOf(r) != "0" {
@@ -156,15 +144,7 @@ func TestRunCommandInEveryShell(t *testing.T) {
 			if sh.history == "" {
 				return
 			}
-			// Written to a file: the 2 KB command fills more than a screen.
-			file := filepath.Join(t.TempDir(), "history")
-			f.srv.Must("send-keys", "-t", id, " "+sh.history+" >"+file+".part; mv "+file+".part "+file, "Enter")
-			var screen string
-			tmuxtest.WaitFor(5*time.Second, func() bool {
-				b, err := os.ReadFile(file)
-				screen = string(b)
-				return err == nil
-			})
+			screen := f.history(id, sh.history)
 			kept := []string{"echo 'build done'", "echo before;", "echo alive"}
 			if sh.name == "mksh" {
 				// mksh keeps the commands handed over, and no other.
@@ -188,3 +168,38 @@ func TestRunCommandInEveryShell(t *testing.T) {
 }
 
 func statusOf(r JobResult) string { return status(r) }
+
+// interruptSleep runs "echo started; sleep 30" in a pane, sends C-c once
+// sleep runs, and returns the job as get_job tells its end, and how long
+// after the key that took.
+func (f *fixture) interruptSleep(id string) (JobResult, time.Duration) {
+	f.t.Helper()
+	r, err := f.s.Run(context.Background(), RunRequest{PaneID: id, Command: "echo started; sleep 30", Detach: true, Timeout: Timeout{Duration: time.Second}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	// Once sleep runs: zsh defers a trap for C-c that comes between two
+	// commands of a subshell to the end of the next one.
+	tmuxtest.WaitFor(5*time.Second, func() bool { return f.runs(id, "sleep") })
+	if err := f.hub.Keys(context.Background(), id, "C-c"); err != nil {
+		f.t.Fatal(err)
+	}
+	start := time.Now()
+	j, _ := f.s.Job(context.Background(), r.JobID, Timeout{Duration: 5 * time.Second}, 0, 0, nil)
+	return j, time.Since(start)
+}
+
+// history returns what a pane's shell lists with command (its history
+// command), written to a file: a long command fills more than a screen.
+func (f *fixture) history(id, command string) string {
+	f.t.Helper()
+	file := filepath.Join(f.t.TempDir(), "history")
+	f.srv.Must("send-keys", "-t", id, " "+command+" >"+file+".part; mv "+file+".part "+file, "Enter")
+	var kept string
+	tmuxtest.WaitFor(5*time.Second, func() bool {
+		b, err := os.ReadFile(file)
+		kept = string(b)
+		return err == nil
+	})
+	return kept
+}
