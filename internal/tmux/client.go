@@ -239,6 +239,16 @@ func (c *Client) process(ctx context.Context, args []string) ([]string, error) {
 	return c.launcher.run(ctx, args...)
 }
 
+// attachedControl returns the command client if it is attached, else nil.
+func (c *Client) attachedControl() *controlClient {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctl != nil && c.ctl.alive() {
+		return c.ctl
+	}
+	return nil
+}
+
 // control returns a live command client, attaching one if none is open
 // and a session may exist, or nil when commands must run as processes.
 func (c *Client) control(ctx context.Context) (*controlClient, error) {

@@ -300,10 +300,12 @@ func (c *controlClient) newRequest(args []string) (*request, error) {
 // resumed) on the strength of it. Posted commands reach tmux in the order
 // posted, before any command sent after post returns. What is posted is
 // bounded by its callers: a pane is muted or resumed once per change.
-func (c *controlClient) post(args ...string) {
+// The channel it returns is closed once tmux has answered the command, or
+// the client failed it; nil if the command could not be made.
+func (c *controlClient) post(args ...string) <-chan struct{} {
 	r, err := c.newRequest(args)
 	if err != nil {
-		return
+		return nil
 	}
 	c.mu.Lock()
 	c.posted = append(c.posted, r)
@@ -312,6 +314,7 @@ func (c *controlClient) post(args ...string) {
 	case c.kick <- struct{}{}:
 	default:
 	}
+	return r.done
 }
 
 // placedKey carries the function WithPlaced gives a context.

@@ -43,6 +43,10 @@ type streamSet struct {
 	clients  map[string]*controlClient // by session id
 	watchers map[string]*watcher       // by pane id
 	muted    map[*controlClient]map[string]bool
+	// names are the output clients' names in tmux, and mutes the answer
+	// to the last mute each has posted for each pane (see resume).
+	names    map[*controlClient]string
+	mutes    map[*controlClient]map[string]<-chan struct{}
 	onLayout func()
 	// route takes each event of an output client: deliver, which tests
 	// wrap to see what reaches tmcp.
@@ -95,6 +99,8 @@ func newStreamSet(c *Client) *streamSet {
 		clients:  map[string]*controlClient{},
 		watchers: map[string]*watcher{},
 		muted:    map[*controlClient]map[string]bool{},
+		names:    map[*controlClient]string{},
+		mutes:    map[*controlClient]map[string]<-chan struct{}{},
 		choosing: make(chan struct{}, 1),
 	}
 	s.route = s.deliver
@@ -135,7 +141,7 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 	w.client = cc
 	delete(s.muted[cc], pane)
 	s.mu.Unlock()
-	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + paneResume}); err != nil {
+	if err := s.resume(ctx, cc, pane); err != nil {
 		s.unwatch(pane, w)
 		if errors.Is(err, errClosed) && !errors.Is(err, ErrConnectionLost) && s.c.closing.Err() == nil {
 			// The client ended since it attached, and not by tmcp's hand.
@@ -146,6 +152,50 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 	w.resumed.Store(true)
 	var once sync.Once
 	return func() { once.Do(func() { s.unwatch(pane, w) }) }, nil
+}
+
+// resume continues a pane's output to its output client cc. The command
+// goes through the command client, naming cc, where it can: on cc itself
+// its answer would come after all the output cc has yet to deliver,
+// seconds of it when the other panes of its session flood, and the stream
+// that starts waits for that answer. tmux takes each client's commands in
+// order, but not two clients' against each other, so this is done only
+// once tmux has answered the last mute of the pane posted on cc, which the
+// resume could otherwise overtake (its %pause, read before that answer,
+// is then known for the mute's own); else, or if the command client cannot
+// do it, the resume goes through cc, after the mute. A command client is
+// not attached for it.
+func (s *streamSet) resume(ctx context.Context, cc *controlClient, pane string) error {
+	args := []string{"refresh-client", "-A", pane + ":" + paneResume}
+	s.mu.Lock()
+	name := s.names[cc]
+	muting := false
+	if done := s.mutes[cc][pane]; done != nil {
+		select {
+		case <-done:
+		default:
+			muting = true
+		}
+	}
+	s.mu.Unlock()
+	if ctl := s.c.attachedControl(); ctl != nil && name != "" && !muting {
+		_, err := ctl.run(ctx, []string{"refresh-client", "-t", name, "-A", pane + ":" + paneResume})
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// cc is gone, or the command client is: as below.
+	}
+	_, err := cc.run(ctx, args)
+	return err
+}
+
+// mute posts a mute of a pane on its output client, and notes it for
+// resume; s.mu is held.
+func (s *streamSet) mute(cc *controlClient, pane string) {
+	if s.mutes[cc] == nil {
+		s.mutes[cc] = map[string]<-chan struct{}{}
+	}
+	s.mutes[cc][pane] = cc.post("refresh-client", "-A", pane+":"+paneMute)
 }
 
 // HoldOutput pauses (hold) or continues the output of a streamed pane to
@@ -205,9 +255,15 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 		return nil, err
 	}
 	self.Store(cc)
+	// Its name, for resume: asked now, before it carries any output.
+	name := ""
+	if out, err := cc.run(ctx, []string{"display-message", "-p", "#{client_name}"}); err == nil && len(out) == 1 {
+		name = out[0]
+	}
 	s.mu.Lock()
 	s.clients[session] = cc
 	s.muted[cc] = map[string]bool{}
+	s.names[cc] = name
 	s.mu.Unlock()
 	go s.ended(session, cc)
 	return cc, nil
@@ -260,7 +316,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 			// Posted under s.mu, so a watch that resumes the pane after
 			// this (under s.mu too) reaches tmux after the mute.
 			s.muted[cc][ev.Pane] = true
-			cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
+			s.mute(cc, ev.Pane)
 			first = s.onUnwatched
 		}
 		s.mu.Unlock()
@@ -292,6 +348,8 @@ func (s *streamSet) ended(session string, cc *controlClient) {
 		delete(s.clients, session)
 	}
 	delete(s.muted, cc)
+	delete(s.names, cc)
+	delete(s.mutes, cc)
 	var gone []*watcher
 	for pane, w := range s.watchers {
 		if w.client == cc {
@@ -323,7 +381,7 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 		if s.muted[w.client] != nil {
 			s.muted[w.client][pane] = true
 		}
-		w.client.post("refresh-client", "-A", pane+":"+paneMute)
+		s.mute(w.client, pane)
 	}
 	s.mu.Unlock()
 }

@@ -80,6 +80,38 @@ func TestWatchingAPaneOnlyResumesIt(t *testing.T) {
 	}
 }
 
+// TestStartingAStreamDoesNotWaitBehindTheSessionsOtherOutput: the resume
+// that starts a pane's stream goes through the command client, naming the
+// session's output client, so it is not answered after all the output that
+// client has yet to deliver for the session's other panes: seconds of it
+// when one floods and its stream is read slowly.
+func TestStartingAStreamDoesNotWaitBehindTheSessionsOtherOutput(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	c := newClient(t, srv)
+	// As tmcp does as it starts: the command client is attached.
+	if _, err := c.Run(context.Background(), "display-message", "-p", "x"); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) { time.Sleep(2 * time.Millisecond) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow()
+	srv.Must("send-keys", "-t", "%0", "yes 0123456789abcdefghijklmnopqrstuvwxyz", "Enter")
+	defer srv.Must("send-keys", "-t", "%0", "C-c")
+	time.Sleep(3 * time.Second) // the output client falls seconds behind
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	stop, err := c.Watch(ctx, "%1", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatalf("starting the stream of %%1 beside a flood read slowly, within 1 s: %v", err)
+	}
+	stop()
+	t.Logf("the stream of %%1 started in %v beside the flood", time.Since(start))
+}
+
 // pipedClient returns a control client that writes its commands to w and
 // has no tmux behind it: close its done channel to end it.
 func pipedClient(w io.WriteCloser) *controlClient {
