@@ -118,6 +118,7 @@ func TestLiveViewShowsAPaneInABrowser(t *testing.T) {
 	h := startHTTP(t, srv, launchOptions{})
 	page := strings.TrimSuffix(h.url, "/mcp") + "/"
 	pane := mainPane(srv)
+	waitPrompt(t, srv, pane) // a line typed ahead of the prompt has it glued to its output
 	tmuxOne(srv, "send-keys", "-t", pane, "echo before-the-page-$((1+1))", "Enter")
 	waitScreen(t, srv, pane, "the line written before the page opened", func(l []string) bool { return hasLine(l, "before-the-page-2") })
 

@@ -456,6 +456,9 @@ func TestCapturePaneReturnsTheScreenOrHistoryOnceAndKeepsTheLastLines(t *testing
 	t.Parallel()
 	srv := tmuxtest.New(t)
 	pane := mainPane(srv)
+	// Typed before the shell's first prompt, the line is echoed ahead of
+	// it, and the prompt lands on the front of the first output row.
+	waitPrompt(t, srv, pane)
 	srv.Must("send-keys", "-t", pane, "echo visible-marker; seq 1 60; echo hist-done", "Enter")
 	waitScreen(t, srv, pane, "hist-done", func(l []string) bool { return hasLine(l, "hist-done") })
 	s := startTMCP(t, srv, "")
