@@ -168,7 +168,7 @@ func feed(s *Stream) func(tmux.OutputEvent) {
 		case ev.Paused:
 			s.Lost(1) // tmux does not say how much; at least one byte
 		default:
-			s.Write(ev.Data)
+			s.WriteAged(ev.Data, ev.Age)
 		}
 	}
 }

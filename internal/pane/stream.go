@@ -42,6 +42,7 @@ type Stream struct {
 	taps      map[*tap]struct{}
 	recent    [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
 	nRecent   int
+	lastWrite time.Time      // when the last write came, as WriteAged timed it
 	prompt    *PromptTracker // the shell's marks, over every byte written
 
 	// A flood is followed through tmux's history (flood.go): onFlood
@@ -92,6 +93,13 @@ func (s *Stream) Generation() uint64 { return s.gen }
 // [Stream.Close] are ignored: the stream has ended. p is copied, never
 // kept: the caller may reuse it.
 func (s *Stream) Write(p []byte) {
+	s.WriteAged(p, 0)
+}
+
+// WriteAged is Write for bytes the pane wrote age before they were read
+// (tmux held them that long): they are timed from then, though never
+// before bytes written earlier.
+func (s *Stream) WriteAged(p []byte, age time.Duration) {
 	if len(p) == 0 {
 		return
 	}
@@ -100,7 +108,11 @@ func (s *Stream) Write(p []byte) {
 	if s.closed {
 		return
 	}
-	now := time.Now()
+	now := time.Now().Add(-age)
+	if now.Before(s.lastWrite) {
+		now = s.lastWrite
+	}
+	s.lastWrite = now
 	s.noteWriteLocked(now)
 	if s.meter.add(len(p), now) && !s.following && s.exact == 0 && s.onFlood != nil {
 		s.following = true

@@ -263,6 +263,31 @@ func TestStreamEndAtTellsWhereTheStreamEndedThen(t *testing.T) {
 	}
 }
 
+// TestStreamTimesAWriteFromWhenTmuxHadIt: bytes tmux held before it sent
+// them are timed from when it had them, and never before bytes that came
+// earlier.
+func TestStreamTimesAWriteFromWhenTmuxHadIt(t *testing.T) {
+	s := NewStream("%1", 1, 0)
+	s.Write([]byte("first"))
+	time.Sleep(20 * time.Millisecond)
+	mid := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	s.WriteAged([]byte("second"), 30*time.Millisecond) // tmux had it 20 ms after mid
+	if got, want := s.EndAt(mid), int64(len("first")); got != want {
+		t.Errorf("EndAt before tmux had the second write = %d, want %d", got, want)
+	}
+	mid2 := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	// tmux had it 50 ms before mid2: before it, but not before the second.
+	s.WriteAged([]byte("third"), 100*time.Millisecond)
+	if got, want := s.EndAt(mid2), int64(len("firstsecondthird")); got != want {
+		t.Errorf("EndAt after tmux had the third write, before it was read = %d, want %d", got, want)
+	}
+	if got, want := s.EndAt(mid), int64(len("first")); got != want {
+		t.Errorf("EndAt before the second write, after the third was timed = %d, want %d: never before a write that came earlier", got, want)
+	}
+}
+
 func TestStreamEndAtForgetsOldWrites(t *testing.T) {
 	s := NewStream("%1", 1, 0)
 	start := time.Now()

@@ -46,10 +46,14 @@ const sessionGone = "tmux ended the connection: the session or server went away"
 
 // OutputEvent is what a control client learns about a pane's output.
 type OutputEvent struct {
-	Pane   string // "%3"
-	Data   []byte // bytes the pane's program wrote, unescaped; valid only until the receiver returns
-	Paused bool   // tmux paused this pane's output: bytes were dropped
-	Ended  bool   // the stream ended: the pane's session or server is gone
+	Pane string // "%3"
+	Data []byte // bytes the pane's program wrote, unescaped; valid only until the receiver returns
+	// Age is how long tmux held Data before it sent it (to the
+	// millisecond, from a client with pause-after; else 0): the bytes came
+	// from the pane that much before they were read.
+	Age    time.Duration
+	Paused bool // tmux paused this pane's output: bytes were dropped
+	Ended  bool // the stream ended: the pane's session or server is gone
 	// Lost, with Ended, says the connection to tmux broke (its client
 	// process died, or the network under it) without tmux ending it;
 	// Reason then says how.

@@ -1,5 +1,7 @@
 package tmux
 
+import "time"
+
 // parserState is where the reply parser stands in the control-mode stream.
 type parserState int
 
@@ -176,7 +178,7 @@ func (p *replyParser) dispatch(n notification) {
 	case lineOutput:
 		if c.onEvent != nil {
 			p.out = appendUnescaped(p.out[:0], n.data)
-			c.onEvent(OutputEvent{Pane: p.paneID(n.pane), Data: p.out})
+			c.onEvent(OutputEvent{Pane: p.paneID(n.pane), Data: p.out, Age: time.Duration(n.age) * time.Millisecond})
 			if cap(p.out) > maxKeptOut {
 				p.out = nil // a huge line's memory is not kept for the next
 			}

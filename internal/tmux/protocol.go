@@ -1,6 +1,9 @@
 package tmux
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+)
 
 // guard is the header of a %begin, %end or %error line: the server time,
 // the command number and the flags (1 when this client sent the command).
@@ -40,6 +43,7 @@ type notification struct {
 	guard  guard  // for lineBegin, lineEnd, lineError
 	pane   []byte // for lineOutput and linePause: "%3"
 	data   []byte // for lineOutput: the bytes as escaped by tmux; for lineExit: the reason
+	age    int    // for lineOutput from %extended-output: milliseconds tmux held the bytes
 	fields []string
 }
 
@@ -79,8 +83,10 @@ func parseNotification(line []byte) notification {
 	case "%extended-output":
 		// %extended-output %P AGE ... : DATA
 		pane, tail, _ := bytes.Cut(rest, []byte{' '})
-		_, data, _ := bytes.Cut(tail, []byte(" : "))
-		return notification{kind: lineOutput, pane: pane, data: data}
+		head, data, _ := bytes.Cut(tail, []byte(" : "))
+		ageField, _, _ := bytes.Cut(head, []byte{' '})
+		age, _ := strconv.Atoi(string(ageField))
+		return notification{kind: lineOutput, pane: pane, data: data, age: max(age, 0)}
 	case "%pause":
 		return notification{kind: linePause, pane: bytes.TrimSpace(rest)}
 	case "%exit":

@@ -21,7 +21,10 @@ func TestParseNotification(t *testing.T) {
 		{`%output %3 \303\251`, notification{kind: lineOutput, pane: []byte("%3"), data: []byte("é")}},
 		{`%output %3 \30`, notification{kind: lineOutput, pane: []byte("%3"), data: []byte(`\30`)}},
 		{`%output %3 \777\400\`, notification{kind: lineOutput, pane: []byte("%3"), data: []byte(`\777\400\`)}},
-		{`%extended-output %7 1234 : hi\012`, notification{kind: lineOutput, pane: []byte("%7"), data: []byte("hi\n")}},
+		{`%extended-output %7 1234 : hi\012`, notification{kind: lineOutput, pane: []byte("%7"), data: []byte("hi\n"), age: 1234}},
+		{`%extended-output %7 12 future : x`, notification{kind: lineOutput, pane: []byte("%7"), data: []byte("x"), age: 12}}, // fields a later tmux may add
+		{`%extended-output %7 soon : x`, notification{kind: lineOutput, pane: []byte("%7"), data: []byte("x")}},
+		{`%extended-output %7 -5 : x`, notification{kind: lineOutput, pane: []byte("%7"), data: []byte("x")}},
 		{"%pause %4", notification{kind: linePause, pane: []byte("%4")}},
 		{"%exit too far behind", notification{kind: lineExit, data: []byte("too far behind")}},
 		{"%session-changed $1 main", notification{kind: lineSessionChanged, fields: []string{"$1", "main"}}},

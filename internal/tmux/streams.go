@@ -287,7 +287,7 @@ func (s *streamSet) commandOutput(cc *controlClient, muted map[string]bool, ev O
 	first := s.onUnwatched
 	s.mu.Unlock()
 	if !watched && first != nil && len(ev.Data) > 0 {
-		first(ev.Pane, append([]byte(nil), ev.Data...), time.Now())
+		first(ev.Pane, append([]byte(nil), ev.Data...), time.Now().Add(-ev.Age))
 	}
 }
 
@@ -321,7 +321,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		}
 		s.mu.Unlock()
 		if first != nil && len(ev.Data) > 0 && !ev.Paused {
-			first(ev.Pane, append([]byte(nil), ev.Data...), time.Now())
+			first(ev.Pane, append([]byte(nil), ev.Data...), time.Now().Add(-ev.Age))
 		}
 		return
 	}
