@@ -421,6 +421,11 @@ func (w *commandWait) finish(stream *pane.Stream, start time.Time) CommandResult
 		}
 		if w.running && !st.Started.IsZero() {
 			r.Duration = st.Ended.Sub(st.Started)
+			// The stream timed the same marks as they were written (from
+			// when tmux had them), not as this wait came to read them.
+			if ps := stream.Prompt(); ps.OutputStart == st.OutputStart && ps.CommandEnd == st.CommandEnd && !ps.Started.IsZero() && !ps.Ended.IsZero() {
+				r.Duration = ps.Ended.Sub(ps.Started)
+			}
 		}
 	} else {
 		r.Running = st.Running || w.running

@@ -129,3 +129,22 @@ func TestReportedEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestACommandsDurationIsTimedAsItsMarksWereWritten: a wait that reads a
+// command's C late (here, with its D, in one piece) times the command as
+// the stream timed the marks when they came, from when tmux had them.
+func TestACommandsDurationIsTimedAsItsMarksWereWritten(t *testing.T) {
+	start, end := osc("133;C")+"a\r\n", osc("133;D;0")
+	stream := pane.NewStream("%1", 1, 0)
+	stream.WriteAged([]byte(start), 20*time.Millisecond) // tmux held the C 20 ms
+	time.Sleep(100 * time.Millisecond)
+	stream.Write([]byte(end))
+	w := &commandWait{req: CommandRequest{PaneID: "%1", MaxLines: 100, MaxBytes: 1000},
+		tail: pane.NewTailBuffer(100, 1000), dec: pane.NewDecoder(0), tr: pane.NewPromptTracker(0)}
+	if !w.consume([]byte(start + end)) {
+		t.Fatal("the command did not end at its D")
+	}
+	if r := w.finish(stream, time.Now()); r.Duration < 120*time.Millisecond || r.Duration > time.Second {
+		t.Errorf("duration %v, want the 100 ms between the writes and the 20 ms tmux held the C", r.Duration)
+	}
+}
