@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
@@ -184,7 +185,8 @@ func TestRunCommandTypesIntoAShellReachedThroughSSHOnceItsMarksShowItsPrompt(t *
 		t.Fatal(err)
 	}
 	rc := filepath.Join(dir, "bashrc")
-	if err := os.WriteFile(rc, []byte("PS1='remote$ '\nHISTFILE="+filepath.Join(dir, "hist")+"\neval \"$("+tmcpBinary+" init bash)\"\n"), 0o644); err != nil {
+	// As on another machine, the shell cannot reach tmcp's tmux.
+	if err := os.WriteFile(rc, []byte("PS1='remote$ '\nunset TMUX TMUX_PANE\nHISTFILE="+filepath.Join(dir, "hist")+"\neval \"$("+tmcpBinary+" init bash)\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pane := newWindow(srv, ssh+" --noprofile --rcfile "+rc)
@@ -210,5 +212,24 @@ func TestRunCommandTypesIntoAShellReachedThroughSSHOnceItsMarksShowItsPrompt(t *
 	}
 	if r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo still-there", "timeoutSeconds": 15}); status(r.ExitStatus) != "0" || text != "still-there" {
 		t.Fatalf("the shell behind ssh after exit 3: %+v output %q", r, text)
+	}
+	// Typed alone, as the person would have: the far shell's own marks
+	// bound it.
+	if screen := bareCapture(srv, pane); !hasLine(screen, "remote$ echo still-there") {
+		t.Errorf("the command through ssh is not typed alone: %q", screen)
+	}
+	// C-c ends it at once with 130, though the far shell leaves nothing in
+	// the pane's option, and the pane is free again.
+	ch := s.async("run_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30", "timeoutSeconds": 20})
+	waitScreen(t, srv, pane, "the command's first line", func(l []string) bool { return hasLine(l, "started") })
+	time.Sleep(100 * time.Millisecond) // sleep in front
+	start := time.Now()
+	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-c", "enter": false}, nil)
+	r, text = decodeText[jobOut](t, "run_command", awaitCall(t, "run_command", ch).res)
+	if status(r.ExitStatus) != "130" || text != "started" || time.Since(start) > 5*time.Second {
+		t.Fatalf("C-c through ssh: %+v output %q after %v, want 130 and %q at once", r, text, time.Since(start), "started")
+	}
+	if r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo free", "timeoutSeconds": 15}); status(r.ExitStatus) != "0" || text != "free" {
+		t.Fatalf("the pane after C-c through ssh: %+v output %q", r, text)
 	}
 }
