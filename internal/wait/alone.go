@@ -2,7 +2,6 @@ package wait
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -96,7 +95,7 @@ func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bo
 		r.j.mu.Unlock()
 		r.j.end(false, nil, "the shell could not parse the command as typed, so it did not run")
 	case r.key != "":
-		r.j.end(false, nil, fmt.Sprintf("interrupted: %s reached the shell before it ran the typed line, which was discarded; the command did not run", r.key))
+		r.j.end(false, nil, cutByKey(r.key))
 	default:
 		r.j.end(false, nil, "the shell drew its prompt again without running the typed line: the command did not run")
 	}

@@ -315,12 +315,18 @@ func (r *reader) expire(now time.Time) bool {
 		return false
 	}
 	if r.dec == nil {
-		r.j.end(false, nil, fmt.Sprintf("interrupted: %s reached the shell before it ran the typed line, which was discarded; the command did not run", r.key))
+		r.j.end(false, nil, cutByKey(r.key))
 		return true
 	}
 	// The unfinished line is the new shell's prompt, not output.
 	r.j.end(false, nil, "the command replaced the shell with another, which waits at its prompt in this pane; its exit status will not be known")
 	return true
+}
+
+// cutByKey is why a job ended whose typed line an interrupt key discarded
+// before the shell ran it.
+func cutByKey(key string) string {
+	return fmt.Sprintf("interrupted: %s reached the shell before it ran the typed line, which was discarded; the command did not run", key)
 }
 
 // endWith ends the job at its end mark: D from the wrapper with the
