@@ -163,14 +163,15 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		s.jobs.abandon(j)
 		return runResult{}, notTyped(ctx, err)
 	}
-	var t typing
-	if !handOver && !req.SuppressHistory && typedAlone(req.Command, family) && atMarkedPrompt(ctx, stream) {
-		t, j.alone = typing{lines: []string{req.Command}}, true
-	} else {
+	alone := !handOver && !req.SuppressHistory && typedAlone(req.Command, family) && atMarkedPrompt(ctx, stream)
+	t := typing{lines: []string{req.Command}}
+	if !alone {
 		_, tag := j.mark()
 		t = typedFor(family, tag, req.Command, req.SuppressHistory, handOver)
-		j.handedOver = len(t.handover) > 0
 	}
+	j.mu.Lock() // the job is claimed: a get_job may read it
+	j.alone, j.handedOver = alone, len(t.handover) > 0
+	j.mu.Unlock()
 	s.kept(j)
 	exact := stream.Exact() // the job's marks are in its bytes
 	f := newFeed()
