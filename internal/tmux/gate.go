@@ -98,10 +98,11 @@ func (g *attachGate) leave(attach bool) {
 // notifiesEveryClient reports whether a command can make tmux 3.3a write
 // a notification to every control client, attached or not: a session
 // made, closed or renamed (%sessions-changed, %session-renamed), a
-// session's current window changed (%session-window-changed), a pane's
-// mode changed (%pane-mode-changed), or a client detached
-// (%client-detached). Commands that only notify the clients of a
-// session (a window added, a layout changed) are safe.
+// session's current window changed (%session-window-changed), a window's
+// active pane changed (%window-pane-changed), a pane's mode changed
+// (%pane-mode-changed), or a client detached (%client-detached). Commands
+// that only notify the clients of a session (a window added, a layout
+// changed) are safe.
 func notifiesEveryClient(args []string) bool {
 	if len(args) == 0 {
 		return false
@@ -112,11 +113,14 @@ func notifiesEveryClient(args []string) bool {
 		"select-window", "next-window", "previous-window", "last-window",
 		"swap-window", "move-window", "link-window", "unlink-window",
 		"break-pane", "join-pane", "move-pane",
+		"select-pane", "last-pane", "swap-pane", "rotate-window",
 		"copy-mode", "clock-mode", "choose-tree", "choose-client", "choose-buffer", "customize-mode",
 		"detach-client", "switch-client", "attach-session":
 		return true
 	case "send-keys":
 		return slices.Contains(args[1:], "-X") // a copy-mode command may leave the mode
+	case "split-window":
+		return !slices.Contains(args[1:], "-d") // the new pane becomes the active one
 	}
 	return false
 }

@@ -22,6 +22,9 @@ func TestNotifiesEveryClient(t *testing.T) {
 		{[]string{"send-keys", "-t", "%1", "-l", "ls"}, false, false},
 		{[]string{"capture-pane", "-p"}, false, false},
 		{[]string{"split-window", "-d"}, false, false},
+		{[]string{"split-window", "-h"}, true, false}, // its new pane is made the active one
+		{[]string{"select-pane", "-t", "%2"}, true, false},
+		{[]string{"swap-pane", "-d", "-s", "%1", "-t", "%2"}, true, false},
 		{nil, false, false},
 	} {
 		if got := notifiesEveryClient(tt.args); got != tt.every {
