@@ -193,8 +193,8 @@ func (r *Recorder) follow(rec *recording, s *pane.Stream) {
 		return
 	}
 	_, reason := s.Closed()
-	if held := rec.detach(s); held {
-		rec.mark("tmcp stopped recording: " + reason)
+	stopping := func() { rec.mark("tmcp stopped recording: " + reason) }
+	if held := rec.detach(s, stopping); held {
 		r.mu.Lock()
 		if r.panes[rec.paneID] == rec {
 			delete(r.panes, rec.paneID)

@@ -261,8 +261,10 @@ func (r *recording) hold(release func()) {
 }
 
 // detach stops recording s, if it is the stream being recorded, and
-// reports whether the recording was holding it.
-func (r *recording) detach(s *pane.Stream) (held bool) {
+// reports whether the recording was holding it. If it was, held runs
+// (when not nil) before the stream is let go of: whoever waits for that
+// finds what held did.
+func (r *recording) detach(s *pane.Stream, held func()) bool {
 	r.mu.Lock()
 	if r.stream != s {
 		r.mu.Unlock()
@@ -275,6 +277,9 @@ func (r *recording) detach(s *pane.Stream) (held bool) {
 		untap()
 	}
 	if release != nil {
+		if held != nil {
+			held()
+		}
 		release()
 	}
 	return release != nil
@@ -291,7 +296,7 @@ func (r *recording) stop() string {
 	s := r.stream
 	r.mu.Unlock()
 	if s != nil {
-		r.detach(s)
+		r.detach(s, nil)
 	}
 	select {
 	case r.wake <- struct{}{}:
@@ -363,7 +368,7 @@ func (r *recording) fail(err error) {
 	s := r.stream
 	r.mu.Unlock()
 	if s != nil {
-		r.detach(s)
+		r.detach(s, nil)
 	}
 	if r.report != nil {
 		r.report(fmt.Errorf("recording pane %s stopped: %w", r.paneID, err))
