@@ -42,11 +42,10 @@ type streamSet struct {
 	mu       sync.Mutex
 	clients  map[string]*controlClient // by session id
 	watchers map[string]*watcher       // by pane id
-	muted    map[*controlClient]map[string]bool
-	// names are the output clients' names in tmux, and mutes the answer
-	// to the last mute each has posted for each pane (see resume).
-	names    map[*controlClient]string
-	mutes    map[*controlClient]map[string]<-chan struct{}
+	// muted holds the panes each output client has muted and not resumed
+	// since, with the answer to the mute (see resume).
+	muted    map[*controlClient]map[string]<-chan struct{}
+	names    map[*controlClient]string // the output clients' names in tmux
 	onLayout func()
 	// route takes each event of an output client: deliver, which tests
 	// wrap to see what reaches tmcp.
@@ -98,9 +97,8 @@ func newStreamSet(c *Client) *streamSet {
 		c:        c,
 		clients:  map[string]*controlClient{},
 		watchers: map[string]*watcher{},
-		muted:    map[*controlClient]map[string]bool{},
+		muted:    map[*controlClient]map[string]<-chan struct{}{},
 		names:    map[*controlClient]string{},
-		mutes:    map[*controlClient]map[string]<-chan struct{}{},
 		choosing: make(chan struct{}, 1),
 	}
 	s.route = s.deliver
@@ -139,9 +137,10 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 	}
 	s.mu.Lock()
 	w.client = cc
+	lastMute := s.muted[cc][pane]
 	delete(s.muted[cc], pane)
 	s.mu.Unlock()
-	if err := s.resume(ctx, cc, pane); err != nil {
+	if err := s.resume(ctx, cc, pane, lastMute); err != nil {
 		s.unwatch(pane, w)
 		if errors.Is(err, errClosed) && !errors.Is(err, ErrConnectionLost) && s.c.closing.Err() == nil {
 			// The client ended since it attached, and not by tmcp's hand.
@@ -160,42 +159,45 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 // seconds of it when the other panes of its session flood, and the stream
 // that starts waits for that answer. tmux takes each client's commands in
 // order, but not two clients' against each other, so this is done only
-// once tmux has answered the last mute of the pane posted on cc, which the
-// resume could otherwise overtake (its %pause, read before that answer,
-// is then known for the mute's own); else, or if the command client cannot
-// do it, the resume goes through cc, after the mute. A command client is
-// not attached for it.
-func (s *streamSet) resume(ctx context.Context, cc *controlClient, pane string) error {
-	args := []string{"refresh-client", "-A", pane + ":" + paneResume}
-	s.mu.Lock()
-	name := s.names[cc]
+// once tmux has answered lastMute, the last mute of the pane posted on cc
+// (nil: none), which the resume could otherwise overtake (its %pause,
+// read before that answer, is then known for the mute's own); else, or if
+// the command client cannot do it, the resume goes through cc, after the
+// mute. A command client is not attached for it.
+func (s *streamSet) resume(ctx context.Context, cc *controlClient, pane string, lastMute <-chan struct{}) error {
+	state := pane + ":" + paneResume
 	muting := false
-	if done := s.mutes[cc][pane]; done != nil {
+	if lastMute != nil {
 		select {
-		case <-done:
+		case <-lastMute:
 		default:
 			muting = true
 		}
 	}
+	s.mu.Lock()
+	name := s.names[cc]
 	s.mu.Unlock()
 	if ctl := s.c.attachedControl(); ctl != nil && name != "" && !muting {
-		_, err := ctl.run(ctx, []string{"refresh-client", "-t", name, "-A", pane + ":" + paneResume})
-		if err == nil || ctx.Err() != nil {
+		_, err := ctl.run(ctx, []string{"refresh-client", "-t", name, "-A", state})
+		switch {
+		case err == nil && !cc.alive():
+			return errClosed // its session went as the pane was resumed, as cc would have said
+		case err == nil || ctx.Err() != nil:
 			return err
 		}
-		// cc is gone, or the command client is: as below.
+		// tmux knows cc no more, or the command client failed: as below.
 	}
-	_, err := cc.run(ctx, args)
+	_, err := cc.run(ctx, []string{"refresh-client", "-A", state})
 	return err
 }
 
-// mute posts a mute of a pane on its output client, and notes it for
-// resume; s.mu is held.
+// mute posts a mute of a pane on its output client, and notes it as muted
+// with the mute's answer, for resume; s.mu is held.
 func (s *streamSet) mute(cc *controlClient, pane string) {
-	if s.mutes[cc] == nil {
-		s.mutes[cc] = map[string]<-chan struct{}{}
+	if s.muted[cc] == nil {
+		return // the client is gone
 	}
-	s.mutes[cc][pane] = cc.post("refresh-client", "-A", pane+":"+paneMute)
+	s.muted[cc][pane] = cc.post("refresh-client", "-A", pane+":"+paneMute)
 }
 
 // HoldOutput pauses (hold) or continues the output of a streamed pane to
@@ -262,7 +264,7 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	}
 	s.mu.Lock()
 	s.clients[session] = cc
-	s.muted[cc] = map[string]bool{}
+	s.muted[cc] = map[string]<-chan struct{}{}
 	s.names[cc] = name
 	s.mu.Unlock()
 	go s.ended(session, cc)
@@ -312,10 +314,9 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	if w == nil || w.session != session {
 		var first func(string, []byte, time.Time)
-		if cc != nil && s.muted[cc] != nil && !s.muted[cc][ev.Pane] {
+		if _, muted := s.muted[cc][ev.Pane]; cc != nil && s.muted[cc] != nil && !muted {
 			// Posted under s.mu, so a watch that resumes the pane after
-			// this (under s.mu too) reaches tmux after the mute.
-			s.muted[cc][ev.Pane] = true
+			// this (under s.mu too) knows of the mute.
 			s.mute(cc, ev.Pane)
 			first = s.onUnwatched
 		}
@@ -349,7 +350,6 @@ func (s *streamSet) ended(session string, cc *controlClient) {
 	}
 	delete(s.muted, cc)
 	delete(s.names, cc)
-	delete(s.mutes, cc)
 	var gone []*watcher
 	for pane, w := range s.watchers {
 		if w.client == cc {
@@ -378,9 +378,6 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 	}
 	delete(s.watchers, pane)
 	if w.client != nil {
-		if s.muted[w.client] != nil {
-			s.muted[w.client][pane] = true
-		}
 		s.mute(w.client, pane)
 	}
 	s.mu.Unlock()

@@ -238,7 +238,7 @@ func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
 	cmd := func(args ...string) string { l, _ := commandLine(args); return l }
 
 	s := newStreamSet(nil)
-	s.muted[cc] = map[string]bool{}
+	s.muted[cc] = map[string]<-chan struct{}{}
 	cc.onEvent = func(ev OutputEvent) { s.deliver("$0", cc, ev) }
 	var paused atomic.Int64
 	w := &watcher{pane: "%1", session: "$0", client: cc, fn: func(ev OutputEvent) {

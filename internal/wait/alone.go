@@ -53,7 +53,6 @@ func atMarkedPrompt(ctx context.Context, stream *pane.Stream) bool {
 // read the line and ran nothing.
 func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bool) {
 	base := r.pre.Offset()
-	r.off += int64(len(data))
 	start, prompted := int64(-1), false
 	r.pre.Decode(data, func(ev pane.Event) {
 		if start >= 0 || prompted {

@@ -82,7 +82,7 @@ func newReader(j *job, from int64) *reader {
 		replaces: replacesShell(j.command), off: from, echoedTo: -1, alone: j.alone}
 	if r.alone {
 		// All the pane writes from here is the echo of the line, up to C.
-		r.echoedTo, r.pre = from, pane.NewDecoder(from)
+		r.pre = pane.NewDecoder(from)
 	}
 	if j.adopted {
 		// Its start mark went by before this tmcp: its output goes on.

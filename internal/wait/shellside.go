@@ -305,6 +305,12 @@ func handover(command string) []string {
 // whole inside the helper's parentheses. It errs on the side of no: a
 // command it turns away is handed over instead, which runs it the same.
 func typedAsIs(command string, f shellFamily) bool {
+	return plainLine(command) && parsesWhole(command, f)
+}
+
+// plainLine reports whether a command is one line of printable text,
+// short enough to type, that holds no interrupt key's echo.
+func plainLine(command string) bool {
 	if len(command) > maxReadable || strings.TrimSpace(command) == "" || !utf8.ValidString(command) {
 		return false
 	}
@@ -319,7 +325,7 @@ func typedAsIs(command string, f shellFamily) bool {
 			return false
 		}
 	}
-	return parsesWhole(command, f)
+	return true
 }
 
 // parsesWhole scans a one-line command as a shell would, closely enough
@@ -441,10 +447,10 @@ var leadsCommand = map[string]bool{"and": true, "or": true, "not": true, "!": tr
 // nothing that would end the shell. Such a command takes the wrapper, so
 // that what it does is the same whichever way it is typed.
 func typedAlone(command string, f shellFamily) bool {
-	if !typedAsIs(command, f) {
+	if !plainLine(command) {
 		return false
 	}
-	whole, commands := scanLine(command, f)
+	whole, commands := scanLine(command, f) // what typedAsIs asks, and the commands
 	if !whole {
 		return false
 	}
