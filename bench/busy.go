@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,10 @@ const (
 	// busyRoundShare of -n's iterations make a timed round (a sample per
 	// pane), at least two.
 	busyRoundShare = 20
+	// busyBurn is how long the floor's second set of rounds keeps every
+	// core busy from its first write: about what 100 replies cost tmcp
+	// and a client.
+	busyBurn = 60 * time.Millisecond
 	// Targets: reaction median and p99, in ms.
 	busyMedianTarget = 2
 	busyP99Target    = 20
@@ -287,23 +292,46 @@ func (b *bench) busyFloor(ctx context.Context, sessions []string, panes []busyPa
 		clients[i], pids[i] = c, c.pid()
 	}
 	var floor []time.Duration
+	var busy float64
 	cpu, err := cpuShare(ctx, pids, func() error {
-		for round := range rounds {
-			got, err := busyFloorRound(clients, panes, round)
-			if err != nil {
-				return fmt.Errorf("round %d: %w", round+1, err)
+		var err error
+		busy, err = machineBusy(func() error {
+			for round := range rounds {
+				got, err := busyFloorRound(clients, panes, round, 0)
+				if err != nil {
+					return fmt.Errorf("round %d: %w", round+1, err)
+				}
+				floor = append(floor, got...)
 			}
-			floor = append(floor, got...)
-		}
-		return nil
+			return nil
+		})
+		return err
 	})
-	return floor, cpu, err
+	if err != nil {
+		return nil, 0, err
+	}
+	b.notes.BusyMachinePercent = round(busy, 1)
+	// The same rounds with this process busy on every core as the lines
+	// are written, as a wave of replies keeps a client and tmcp busy: what
+	// the floor is worth on a machine the panes already load.
+	var burnt []time.Duration
+	for round := range rounds {
+		got, err := busyFloorRound(clients, panes, rounds+round, busyBurn)
+		if err != nil {
+			return nil, 0, fmt.Errorf("round %d with the cores busy: %w", round+1, err)
+		}
+		burnt = append(burnt, got...)
+	}
+	b.notes.BusyBurntFloorMedianMs = round(ms(percentile(burnt, 50)), 3)
+	b.notes.BusyBurntFloorP99Ms = round(ms(percentile(burnt, 99)), 3)
+	return floor, cpu, nil
 }
 
 // busyFloorRound writes one line to each pane while each session's
 // client reads its stream on a goroutine of its own, and returns the time
-// from each write to its client reading the line.
-func busyFloorRound(clients []*controlFloor, panes []busyPane, round int) ([]time.Duration, error) {
+// from each write to its client reading the line. With burn > 0, one
+// goroutine per core spins for that long from the first write.
+func busyFloorRound(clients []*controlFloor, panes []busyPane, round int, burn time.Duration) ([]time.Duration, error) {
 	texts := make([]string, len(panes))
 	wrote := make([]time.Time, len(panes))
 	seen := make([]time.Time, len(panes))
@@ -343,6 +371,9 @@ func busyFloorRound(clients []*controlFloor, panes []busyPane, round int) ([]tim
 			}
 		})
 	}
+	if burn > 0 {
+		spin(burn)
+	}
 	err := writeBusyLines(panes, func(i int) string { return texts[i] }, func(i int, at time.Time) { wrote[i] = at })
 	readers.Wait()
 	if err = errors.Join(append(errs, err)...); err != nil {
@@ -353,6 +384,62 @@ func busyFloorRound(clients []*controlFloor, panes []busyPane, round int) ([]tim
 		got[i] = seen[i].Sub(wrote[i])
 	}
 	return got, nil
+}
+
+// spin keeps every core busy for d, on goroutines that return at once.
+func spin(d time.Duration) {
+	end := time.Now().Add(d)
+	for range runtime.NumCPU() {
+		go func() {
+			for time.Now().Before(end) {
+			}
+		}()
+	}
+}
+
+// machineBusy runs f and returns how busy the machine's cores were
+// meanwhile, in percent of all of them, from /proc/stat.
+func machineBusy(f func() error) (float64, error) {
+	busy0, total0, err := cpuTotals()
+	if err != nil {
+		return 0, err
+	}
+	if err := f(); err != nil {
+		return 0, err
+	}
+	busy1, total1, err := cpuTotals()
+	if err != nil {
+		return 0, err
+	}
+	if total1 <= total0 {
+		return 0, nil
+	}
+	return float64(busy1-busy0) / float64(total1-total0) * 100, nil
+}
+
+// cpuTotals returns the machine's busy and total clock ticks so far: the
+// first line of /proc/stat, idle and iowait counted as not busy.
+func cpuTotals() (busy, total int, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: %q", line)
+	}
+	for i, f := range fields[1:] {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total, nil
 }
 
 // cpuShare runs f and returns the CPU the processes pids used meanwhile,

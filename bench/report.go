@@ -85,6 +85,12 @@ type notes struct {
 	// on busy panes and of their floor.
 	BusyP99Ms      float64 `json:"busyPanesP99Ms"`
 	BusyFloorP99Ms float64 `json:"busyPanesFloorP99Ms"`
+	// BusyMachinePercent is how busy the machine's cores were during the
+	// floor's rounds; BusyBurntFloor* are the floor's when this process
+	// keeps every core busy for busyBurn as the lines are written.
+	BusyMachinePercent     float64 `json:"busyPanesMachineBusyPercent"`
+	BusyBurntFloorMedianMs float64 `json:"busyPanesFloorCoresBusyMedianMs"`
+	BusyBurntFloorP99Ms    float64 `json:"busyPanesFloorCoresBusyP99Ms"`
 	// BusyColdMissed of BusyColdWaits waits on busy panes tmcp did not
 	// stream yet missed a line written after tmcp had read them.
 	BusyColdMissed int `json:"busyPanesNotStreamedMissed"`
@@ -235,6 +241,8 @@ func writeTable(w io.Writer, rep report) error {
 	if n.BusyP99Ms > 0 {
 		fmt.Fprintf(w, "- Waits on %d×%d busy panes: p99 %.3f ms after the write (floor p99 %.3f ms).\n",
 			rep.BusySessions, rep.BusyPanes, n.BusyP99Ms, n.BusyFloorP99Ms)
+		fmt.Fprintf(w, "- The machine's cores were %.1f%% busy during the floor's rounds; the floor with every core kept busy for %v from the first write: median %.3f ms, p99 %.3f ms.\n",
+			n.BusyMachinePercent, busyBurn, n.BusyBurntFloorMedianMs, n.BusyBurntFloorP99Ms)
 		fmt.Fprintf(w, "- Waits on those panes before tmcp streamed them, each line written %v after tmcp read the calls (in %.1f ms): %d of %d missed.\n",
 			busyColdLead, n.BusyColdReadMs, n.BusyColdMissed, n.BusyColdWaits)
 	}
