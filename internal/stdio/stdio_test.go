@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -326,5 +327,47 @@ func TestArriveSeesEachMessageBeforeReadAndBeforeTheNextLine(t *testing.T) {
 	}
 	if got := strings.Join(arrived, " "); got != "1 2" {
 		t.Errorf("Arrive saw %q, want \"1 2\"", got)
+	}
+}
+
+func TestAReplyIsEncodedAsTheSDKEncodesIt(t *testing.T) {
+	id := func(v any) jsonrpc.ID {
+		t.Helper()
+		id, err := jsonrpc.MakeID(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	tests := []struct {
+		name string
+		resp *jsonrpc.Response
+	}{
+		{"number id", &jsonrpc.Response{ID: id(float64(7)), Result: json.RawMessage(`{"content":[]}`)}},
+		{"string id with html", &jsonrpc.Response{ID: id("a<b>&c"), Result: json.RawMessage(`{"text":"<x> & y"}`)}},
+		{"string id with quotes", &jsonrpc.Response{ID: id(`q"1\`), Result: json.RawMessage(`[1,2]`)}},
+		{"large result", &jsonrpc.Response{ID: id(float64(1)), Result: json.RawMessage(`{"panes":[` + strings.Repeat(`{"paneId":"%1","path":"/tmp"},`, 1000) + `{}]}`)}},
+		// Left to the SDK's encoder, which compacts them.
+		{"result with a newline", &jsonrpc.Response{ID: id(float64(2)), Result: json.RawMessage("{\n\"a\": 1}")}},
+		{"no result", &jsonrpc.Response{ID: id(float64(3))}},
+		{"error", &jsonrpc.Response{ID: id(float64(4)), Error: &jsonrpc.Error{Code: -32601, Message: "no such method"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := encode(tt.resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := jsonrpc.EncodeMessage(tt.resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("encode:\n got %.300s\nwant %.300s", got, want)
+			}
+			if bytes.IndexByte(got, '\n') >= 0 {
+				t.Errorf("the reply holds a newline: %q", got)
+			}
+		})
 	}
 }
