@@ -174,6 +174,7 @@ func (f *follower) screen(ctx context.Context) error {
 	ev := screenEvent{Alt: p.AlternateOn, Width: p.Width, Height: p.Height}
 	if p.AlternateOn {
 		f.dec = pane.NewDecoderOnAltScreen(from)
+		f.dec.ResumeAfter(f.stream.Before(from))
 		ev.Lines = rows
 		f.partial = ""
 		return f.out.send(eventScreen, ev)
@@ -189,6 +190,7 @@ func (f *follower) screen(ctx context.Context) error {
 	}
 	f.dec = pane.NewDecoder(from)
 	f.dec.Decode([]byte(seedRow(row, p.CursorX)), nil)
+	f.dec.ResumeAfter(f.stream.Before(from)) // after the seed: the stream may go on inside a sequence
 	f.partial = f.dec.Partial()
 	ev.Partial = f.partial
 	return f.out.send(eventScreen, ev)

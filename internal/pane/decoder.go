@@ -1,6 +1,7 @@
 package pane
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -130,6 +131,32 @@ func NewDecoderOnAltScreen(offset int64) *Decoder { return &Decoder{off: offset,
 // Reset discards everything held, as after a gap in the stream, and
 // continues at stream offset offset on the main screen.
 func (d *Decoder) Reset(offset int64) { *d = Decoder{off: offset} }
+
+// ResumeAfter takes up what before, the bytes just ahead of the decoder's
+// offset, leaves unfinished: an escape sequence or a UTF-8 character that
+// the start of the decoder's input cuts in two, as a chunk of tmux's
+// output may end anywhere. Otherwise the rest of a cut sequence would be
+// read as text (the payload of a shell's mark on a line of output). Only
+// the last two escapes in before count: the last may end a string or OSC
+// that the one before began (its ESC \). It sets only where the decoder
+// is in a sequence or character, not the line.
+func (d *Decoder) ResumeAfter(before []byte) {
+	start := bytes.LastIndexByte(before, esc)
+	if start > 0 {
+		if prev := bytes.LastIndexByte(before[:start], esc); prev >= 0 {
+			start = prev
+		}
+	}
+	if start < 0 {
+		start = max(len(before)-(utf8.UTFMax-1), 0)
+		for start < len(before) && !utf8.RuneStart(before[start]) {
+			start++
+		}
+	}
+	var cut Decoder
+	cut.Decode(before[start:], nil)
+	d.state, d.seq, d.ignore, d.utf, d.nutf = cut.state, cut.seq, cut.ignore, cut.utf, cut.nutf
+}
 
 // Offset returns the stream offset of the next byte to decode.
 func (d *Decoder) Offset() int64 { return d.off }

@@ -388,3 +388,46 @@ func FuzzDecoderPartial(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { checkPartials(t, in) })
 }
+
+// TestDecoderResumedInsideASequenceReadsNoneOfItAsText starts a decoder at
+// every offset of output, primed with what came before, as a wait that
+// joins a stream between two of tmux's chunks does: its lines are the
+// tails of the whole output's lines, and its marks are whole.
+func TestDecoderResumedInsideASequenceReadsNoneOfItAsText(t *testing.T) {
+	in := []byte("$ run\x1b]133;C;tmcp-e532e\aready-1-ok\n" +
+		"\x1b[1;31mred\x1b[0m and \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ é€😀\n" +
+		"\x1bPq#0;2;0;0;0\x1b\\after a string\n" +
+		"\x1b]133;D;0\a\x1b]7;file://h/tmp\a$ ")
+	full, _ := decode(in)
+	lineAt := map[int64]string{}
+	for _, e := range full {
+		if e.Kind == EventLine {
+			lineAt[e.Offset] = e.Text
+		}
+	}
+	for i := range len(in) + 1 {
+		d := NewDecoder(int64(i))
+		d.ResumeAfter(in[:i])
+		var got []Event
+		d.Decode(in[i:], func(e Event) { got = append(got, e) })
+		var wantOSC, gotOSC []Event
+		for _, e := range full {
+			if e.Kind == EventOSC && e.Offset > int64(i) {
+				wantOSC = append(wantOSC, e)
+			}
+		}
+		for _, e := range got {
+			switch e.Kind {
+			case EventOSC:
+				gotOSC = append(gotOSC, e)
+			case EventLine:
+				if whole, ok := lineAt[e.Offset]; !ok || !strings.HasSuffix(whole, e.Text) {
+					t.Errorf("resumed at %d: line %q ending at %d is not the tail of %q", i, e.Text, e.Offset, whole)
+				}
+			}
+		}
+		if !slices.Equal(gotOSC, wantOSC) {
+			t.Errorf("resumed at %d: marks %v, want %v", i, shown(gotOSC), shown(wantOSC))
+		}
+	}
+}

@@ -347,6 +347,25 @@ func (s *Stream) Cursor() Cursor {
 	return s.CursorAt(s.End())
 }
 
+// Before returns what the stream still holds of the bytes just before
+// off, as much as an escape sequence may span: what a decoder starting at
+// off takes up with Decoder.ResumeAfter, for a sequence or character that
+// a write cut at off.
+func (s *Stream) Before(off int64) []byte {
+	from := max(off-MaxSequenceLen, 0)
+	if off <= from {
+		return nil
+	}
+	data, _, missed := s.ReadFrom(from, int(off-from))
+	// What the ring no longer holds shifts the read past off: keep only
+	// the bytes before it.
+	n := off - from - missed
+	if n <= 0 {
+		return nil
+	}
+	return data[:min(int64(len(data)), n)]
+}
+
 // anchorScan is how far back from a cursor's offset the stream is read
 // for the line to anchor it on.
 const anchorScan = 8 << 10

@@ -319,3 +319,32 @@ func TestLostAfterSaysWhetherALossCameAfterAnOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestBeforeIsWhatTheStreamHoldsJustBeforeAnOffset(t *testing.T) {
+	long := bytes.Repeat([]byte("x"), MaxSequenceLen+100)
+	tests := []struct {
+		name   string
+		ring   int
+		writes []string
+		off    int64
+		want   string
+	}{
+		{"the start", 0, []string{"abc"}, 0, ""},
+		{"inside", 0, []string{"ab\x1b]133;", "C;tok\a"}, 8, "ab\x1b]133;"},
+		{"at the end", 0, []string{"abc", "def"}, 6, "abcdef"},
+		{"a sequence's length at most", 0, []string{string(long) + "\x1b]7"}, int64(len(long) + 3), string(long[103:]) + "\x1b]7"},
+		{"the ring lost some of it", 8, []string{"0123456789ab"}, 10, "456789"},
+		{"the ring lost all of it", 8, []string{"0123456789ab"}, 3, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewStream("%1", 1, tt.ring)
+			for _, w := range tt.writes {
+				s.Write([]byte(w))
+			}
+			if got := s.Before(tt.off); string(got) != tt.want {
+				t.Errorf("Before(%d) = %q, want %q", tt.off, got, tt.want)
+			}
+		})
+	}
+}

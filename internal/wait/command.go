@@ -239,6 +239,7 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 		w.dec = pane.NewDecoder(begin + missed)
 		w.res.Partial = w.running
 	}
+	w.dec.ResumeAfter(stream.Before(w.dec.Offset()))
 	if !w.sawMarks && atUnmarkedPrompt(stream, from, info.Command) {
 		w.res.Outcome, w.res.Reason = OutcomeNoMarks, noMarksReason
 		return w.finish(stream, start), nil

@@ -524,6 +524,11 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		done()
 	}()
 	r := newReader(j, from)
+	for _, d := range []*pane.Decoder{r.pre, r.dec} {
+		if d != nil {
+			d.ResumeAfter(stream.Before(d.Offset()))
+		}
+	}
 	lostAtStart := stream.LostBytes()
 	due := time.NewTimer(0) // armed only while the reader has a time due
 	due.Stop()

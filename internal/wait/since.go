@@ -65,6 +65,7 @@ func (s *Service) CaptureSince(ctx context.Context, paneID, cursor string, maxLi
 	}
 	data, next, missed := stream.ReadFrom(c.Offset, 0)
 	dec := pane.NewDecoder(c.Offset + missed)
+	dec.ResumeAfter(stream.Before(dec.Offset()))
 	tail := pane.NewTailBuffer(jobTailLines, jobTailBytes)
 	lineEnd := c.Offset + missed
 	dec.Decode(data, func(ev pane.Event) {

@@ -249,6 +249,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	case early == stream:
 		data, _, missed := stream.ReadFrom(earlyOff, int(from-earlyOff))
 		w.dec = decoder(earlyOff + missed)
+		w.dec.ResumeAfter(stream.Before(w.dec.Offset()))
 		if w.feed(data) {
 			return s.finish(ctx, w, stream, start), nil
 		}
@@ -258,6 +259,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		// Resume: what the ring holds between the cursor and the tap.
 		data, _, missed := stream.ReadFrom(cur.Offset, int(from-cur.Offset))
 		w.dec = decoder(cur.Offset + missed)
+		w.dec.ResumeAfter(stream.Before(w.dec.Offset()))
 		if missed > 0 {
 			w.res.Reason = fmt.Sprintf("%d bytes after the cursor were no longer held", missed)
 		}
@@ -275,6 +277,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 			}
 		}
 		w.dec = decoder(from)
+		w.dec.ResumeAfter(stream.Before(w.dec.Offset()))
 		// A pane tmcp carried but nobody watched is muted at its first
 		// output, which tmcp keeps with its time: when that came after the
 		// call, it is output, whatever the screen read at arrival shows.

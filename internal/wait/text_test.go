@@ -358,3 +358,38 @@ func TestWaitForTextReturnsInTimeWhenTmuxStalls(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitForTextJoinedInsideAMarkReadsNoneOfItAsText begins waits where
+// the pane's stream stands inside a shell's mark, as a wait that arrives
+// between two of tmux's chunks of output can: the rest of the mark is not
+// part of the line the wait matches.
+func TestWaitForTextJoinedInsideAMarkReadsNoneOfItAsText(t *testing.T) {
+	f := newFixture(t)
+	tty := f.tty("%0")
+	warm := f.begin(TextRequest{Patterns: []string{"WARM"}}) // the stream is kept a while after
+	fmt.Fprint(tty, "WARM\r\n")
+	if r := <-warm; r.Outcome != OutcomeMatched {
+		t.Fatalf("warming the stream: outcome %s", r.Outcome)
+	}
+	stream := f.hub.Stream("%0")
+	if stream == nil {
+		t.Fatal("the pane has no stream after a wait")
+	}
+	for i, how := range []string{"from the stream's end", "from a cursor"} {
+		head := fmt.Sprintf("\x1b]133;C;tmcp-%d1", i)
+		end := stream.End() + int64(len(head))
+		fmt.Fprint(tty, head)
+		if !tmuxtest.WaitFor(2*time.Second, func() bool { return stream.End() >= end }) {
+			t.Fatalf("%s: the stream never reached %d (at %d)", how, end, stream.End())
+		}
+		req := TextRequest{Patterns: []string{"ready-ok"}}
+		if how == "from a cursor" {
+			req.Cursor = stream.CursorAt(end).String()
+		}
+		ch := f.begin(req)
+		fmt.Fprint(tty, "23abcd\aready-ok\r\n")
+		if r := <-ch; r.Outcome != OutcomeMatched || r.Matched != "ready-ok" {
+			t.Errorf("%s: outcome %s matched %q, want the line ready-ok alone", how, r.Outcome, r.Matched)
+		}
+	}
+}
