@@ -102,7 +102,9 @@ func (g *attachGate) leave(attach bool) {
 // active pane changed (%window-pane-changed), a pane's mode changed
 // (%pane-mode-changed), or a client detached (%client-detached). Commands
 // that only notify the clients of a session (a window added, a layout
-// changed) are safe.
+// changed) are safe. A pane leaves a mode when it is respawned or its
+// history cleared, and may when it is sent keys: in copy mode they go to
+// the mode's key table, where q or Escape ends it.
 func notifiesEveryClient(args []string) bool {
 	if len(args) == 0 {
 		return false
@@ -115,10 +117,9 @@ func notifiesEveryClient(args []string) bool {
 		"break-pane", "join-pane", "move-pane",
 		"select-pane", "last-pane", "swap-pane", "rotate-window",
 		"copy-mode", "clock-mode", "choose-tree", "choose-client", "choose-buffer", "customize-mode",
-		"detach-client", "switch-client", "attach-session":
+		"detach-client", "switch-client", "attach-session",
+		"send-keys", "respawn-pane", "clear-history":
 		return true
-	case "send-keys":
-		return slices.Contains(args[1:], "-X") // a copy-mode command may leave the mode
 	case "split-window":
 		return !slices.Contains(args[1:], "-d") // the new pane becomes the active one
 	}

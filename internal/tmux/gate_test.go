@@ -19,7 +19,10 @@ func TestNotifiesEveryClient(t *testing.T) {
 		{[]string{"select-window", "-t", "@1"}, true, false},
 		{[]string{"copy-mode", "-t", "%1"}, true, false},
 		{[]string{"send-keys", "-t", "%1", "-X", "cancel"}, true, false},
-		{[]string{"send-keys", "-t", "%1", "-l", "ls"}, false, false},
+		{[]string{"send-keys", "-t", "%1", "-l", "ls"}, true, false}, // a key may end copy mode
+		{[]string{"respawn-pane", "-k", "-t", "%1"}, true, false},
+		{[]string{"clear-history", "-t", "%1"}, true, false},
+		{[]string{"paste-buffer", "-b", "b", "-t", "%1"}, false, false}, // written to the pane, past any mode
 		{[]string{"capture-pane", "-p"}, false, false},
 		{[]string{"split-window", "-d"}, false, false},
 		{[]string{"split-window", "-h"}, true, false}, // its new pane is made the active one
