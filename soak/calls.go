@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -245,6 +246,9 @@ type stats struct {
 	notes    map[string]int
 	failures []string
 	failCats map[string]int
+	// all, if set, is told every failure as it is recorded, not only the
+	// first maxFailuresKept.
+	all io.Writer
 }
 
 func newStats() *stats {
@@ -276,8 +280,12 @@ func (s *stats) fail(cat, format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failCats[cat]++
+	line := fmt.Sprintf("[%s] ", cat) + fmt.Sprintf(format, args...)
 	if len(s.failures) < maxFailuresKept {
-		s.failures = append(s.failures, fmt.Sprintf("[%s] ", cat)+fmt.Sprintf(format, args...))
+		s.failures = append(s.failures, line)
+	}
+	if s.all != nil {
+		fmt.Fprintf(s.all, "t%+.1fs %s\n", time.Since(epoch()).Seconds(), line)
 	}
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,29 @@ func TestCallNamesTheKindOfEachErrorOnce(t *testing.T) {
 	}
 	if got := c.st.errKinds; got[errPaneDead] != 1 || got[errUnnamed] != 1 || got[errHung] != 1 || got[errCancelled] != 1 {
 		t.Errorf("error kinds recorded: %v, want one of each", got)
+	}
+}
+
+// TestEveryFailureIsWrittenAndTheSummaryKeepsTheFirst checks that the
+// failures writer is told every failure, while the summary keeps the
+// first maxFailuresKept and counts them by category.
+func TestEveryFailureIsWrittenAndTheSummaryKeepsTheFirst(t *testing.T) {
+	var all strings.Builder
+	st := newStats()
+	st.all = &all
+	for i := range maxFailuresKept + 5 {
+		st.fail("wrong", "call %d", i)
+	}
+	st.fail("kill", "late")
+	if got := strings.Count(all.String(), "\n"); got != maxFailuresKept+6 {
+		t.Errorf("%d failures written, want %d", got, maxFailuresKept+6)
+	}
+	if !strings.Contains(all.String(), "[kill] late\n") {
+		t.Errorf("the last failure is not written: %q", all.String()[max(0, all.Len()-100):])
+	}
+	var sum strings.Builder
+	st.writeFailures(&sum)
+	if want := fmt.Sprintf("failures    %d: kill 1, wrong %d (first %d shown)", maxFailuresKept+6, maxFailuresKept+5, maxFailuresKept); !strings.Contains(sum.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, sum.String())
 	}
 }

@@ -54,6 +54,7 @@ func main() {
 	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file once the calls are over, and to FILE.first after the first quarter")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (tmcp and its client share the process) to this file")
 	quiet := flag.Bool("q", false, "no progress on stderr")
+	failures := flag.String("failures", "", "write every failure to this file as it comes (the summary shows the first 60)")
 	flag.Parse()
 	if cfg.Panes < 1 || cfg.Duration <= 0 || cfg.KillEvery < 0 || cfg.StopFor < 0 || cfg.TmuxRestarts < 0 || cfg.TmcpRestarts < 0 {
 		fmt.Fprintln(os.Stderr, "soak: -panes and -duration must be positive, -kill-every, -stop, -tmux-restarts and -tmcp-restarts not negative")
@@ -64,6 +65,15 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *failures != "" {
+		f, err := os.Create(*failures)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "soak: failures:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		cfg.Failures = f
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {

@@ -67,6 +67,7 @@ type config struct {
 	// output. Otherwise what get_job says of them is only reported.
 	JobsSurviveRestart bool
 	Slack              time.Duration // margin on every bound
+	Failures           io.Writer     // if set, told every failure as it comes
 	Grace              time.Duration // after the resume, calls may still fail
 	Settle             time.Duration // at most this long for goroutines and processes to settle
 	RSSFactor          float64       // last-quarter RSS may be this many times the first quarter's; 0: not judged
@@ -204,6 +205,7 @@ func run(ctx context.Context, cfg config) (*summary, error) {
 	start := time.Now()
 	soakEpoch.Store(&start)
 	st := newStats()
+	st.all = cfg.Failures
 	s := &soak{cfg: cfg, st: st, stop: &stopWindow{grace: cfg.Grace}, restarts: &restarts{grace: cfg.Grace},
 		fills: make(chan struct{}, fillSlots), stopping: make(chan struct{})}
 	sum := &summary{cfg: cfg, st: st, kills: &s.kills}

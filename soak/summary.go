@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -336,20 +337,7 @@ func (s *summary) print(w io.Writer) {
 			fmt.Fprintf(w, "  flat        %-14s once warmed up %d, peak %d, at the end %d (medians; %s)\n", l.name, l.warm, l.peak, l.end, limit)
 		}
 	}
-	if len(st.failures) > 0 {
-		n := 0
-		for _, c := range st.failCats {
-			n += c
-		}
-		fmt.Fprintf(w, "  failures    %d", n)
-		if n > len(st.failures) {
-			fmt.Fprintf(w, " (first %d shown)", len(st.failures))
-		}
-		fmt.Fprintln(w)
-		for _, f := range st.failures {
-			fmt.Fprintf(w, "    %s\n", f)
-		}
-	}
+	st.writeFailures(w)
 	st.mu.Unlock()
 	if len(reasons) > 0 {
 		fmt.Fprintf(w, "FAIL: %s\n", strings.Join(reasons, "; "))
@@ -363,4 +351,31 @@ func orNothing(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// writeFailures writes the count of failures by category and the ones
+// kept; s.mu is held.
+func (s *stats) writeFailures(w io.Writer) {
+	if len(s.failures) == 0 {
+		return
+	}
+	n := 0
+	for _, c := range s.failCats {
+		n += c
+	}
+	fmt.Fprintf(w, "  failures    %d", n)
+	for i, c := range slices.Sorted(maps.Keys(s.failCats)) {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(w, "%s%s %d", sep, c, s.failCats[c])
+	}
+	if n > len(s.failures) {
+		fmt.Fprintf(w, " (first %d shown)", len(s.failures))
+	}
+	fmt.Fprintln(w)
+	for _, f := range s.failures {
+		fmt.Fprintf(w, "    %s\n", f)
+	}
 }
