@@ -119,9 +119,16 @@ func (s *Server) Launch(ctx context.Context) error {
 	s.mu.Lock()
 	s.started = true
 	s.mu.Unlock()
-	if _, err := s.Run(ctx, "-f", "/dev/null", "new-session", "-d", "-s", s.opts.Session,
-		"-x", strconv.Itoa(s.opts.Width), "-y", strconv.Itoa(s.opts.Height), "sh"); err != nil {
-		return err
+	// SHELL is the server's first default-shell, which runs the first
+	// pane's command: with the user's bash, the pane would show bash
+	// until bash had started sh.
+	ctx1, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	first := s.Command(ctx1, "-f", "/dev/null", "new-session", "-d", "-s", s.opts.Session,
+		"-x", strconv.Itoa(s.opts.Width), "-y", strconv.Itoa(s.opts.Height), "sh")
+	first.Env = append(first.Env, "SHELL=/bin/sh")
+	if out, err := first.CombinedOutput(); err != nil {
+		return fmt.Errorf("tmux new-session: %w: %s", err, strings.TrimSpace(string(out)))
 	}
 	if _, err := s.Run(ctx, "set-option", "-g", "default-shell", "/bin/sh"); err != nil {
 		return err
