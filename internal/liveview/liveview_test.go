@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -252,5 +254,32 @@ func TestPanesListsEveryPane(t *testing.T) {
 	}
 	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("Content-Security-Policy %q, want default-src 'none'", csp)
+	}
+}
+
+// TestEventsOfAViewBegunInsideAMarkShowNoneOfIt opens a second view of a
+// pane whose stream stands inside a shell's mark: the rest of the mark is
+// not text of the line after it.
+func TestEventsOfAViewBegunInsideAMarkShowNoneOfIt(t *testing.T) {
+	f := newViewFixture(t)
+	first := f.follow(t, f.pane) // keeps the pane's stream while the second begins
+	await(t, first, 5*time.Second, "the first view's screen", func(ev event) bool { return ev.name == eventScreen })
+	path := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", f.pane, "#{pane_tty}"))
+	tty, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	fmt.Fprint(tty, "\x1b]133;C;tmcp-01")
+	time.Sleep(300 * time.Millisecond) // the stream reads it before the second view begins
+	second := f.follow(t, f.pane)
+	await(t, second, 5*time.Second, "the second view's screen", func(ev event) bool { return ev.name == eventScreen })
+	fmt.Fprint(tty, "23abcd\aready-ok\r\n")
+	ev := await(t, second, 5*time.Second, "the line after the mark", func(ev event) bool {
+		return ev.name == eventText && len(decode[textEvent](t, ev).Lines) > 0
+	})
+	// The line is the prompt's row as the screen showed it, then ready-ok.
+	if lines := decode[textEvent](t, ev).Lines; len(lines) != 1 || !strings.HasSuffix(lines[0], " ready-ok") || strings.Contains(lines[0], "23abcd") {
+		t.Errorf("the second view's text: %q, want the prompt's row ending in ready-ok, nothing of the mark", lines)
 	}
 }
