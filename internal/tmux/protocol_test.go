@@ -253,6 +253,8 @@ func BenchmarkOutputLine(b *testing.B) {
 	lines := map[string]string{
 		"ascii": `%output %3 total 48 drwxr-xr-x  2 user user 4096 Jan  1 00:00 src\015\012`,
 		"utf8":  `%output %3 \342\224\202 caf\303\251 \342\224\202 na\303\257ve \342\224\202\015\012`,
+		// What tmcp's output clients get (pause-after): with tmux's age.
+		"extended": `%extended-output %3 12 : total 48 drwxr-xr-x  2 user user 4096 Jan  1 00:00 src\015\012`,
 	}
 	for name, line := range lines {
 		b.Run(name, func(b *testing.B) {
