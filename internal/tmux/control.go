@@ -81,12 +81,15 @@ type controlClient struct {
 	reaped  chan struct{} // closed once the process has been waited for
 	ready   chan struct{} // closed once the attach has completed
 
-	mu        sync.Mutex
-	pending   []*request
-	drained   bool       // the reader has finished and failed what was pending
-	posted    []*request // posted commands the writer has yet to take
-	seq       uint64
-	session   string // "$1", from %session-changed
+	mu      sync.Mutex
+	pending []*request
+	drained bool       // the reader has finished and failed what was pending
+	posted  []*request // posted commands the writer has yet to take
+	seq     uint64
+	session string // "$1", from %session-changed
+	// name is an output client's name in tmux (#{client_name}), set before
+	// the client is published to its streams; "" if unknown.
+	name      string
 	exitNote  string
 	exited    bool        // tmux said %exit: the client did not just vanish
 	remote    bool        // runs through a transport (ssh) that can break on its own

@@ -45,7 +45,6 @@ type streamSet struct {
 	// muted holds the panes each output client has muted and not resumed
 	// since, with the answer to the mute (see resume).
 	muted    map[*controlClient]map[string]<-chan struct{}
-	names    map[*controlClient]string // the output clients' names in tmux
 	onLayout func()
 	// route takes each event of an output client: deliver, which tests
 	// wrap to see what reaches tmcp.
@@ -98,7 +97,6 @@ func newStreamSet(c *Client) *streamSet {
 		clients:  map[string]*controlClient{},
 		watchers: map[string]*watcher{},
 		muted:    map[*controlClient]map[string]<-chan struct{}{},
-		names:    map[*controlClient]string{},
 		choosing: make(chan struct{}, 1),
 	}
 	s.route = s.deliver
@@ -174,11 +172,8 @@ func (s *streamSet) resume(ctx context.Context, cc *controlClient, pane string, 
 			muting = true
 		}
 	}
-	s.mu.Lock()
-	name := s.names[cc]
-	s.mu.Unlock()
-	if ctl := s.c.attachedControl(); ctl != nil && name != "" && !muting {
-		_, err := ctl.run(ctx, []string{"refresh-client", "-t", name, "-A", state})
+	if ctl := s.c.attachedControl(); ctl != nil && cc.name != "" && !muting {
+		_, err := ctl.run(ctx, []string{"refresh-client", "-t", cc.name, "-A", state})
 		switch {
 		case err == nil && !cc.alive():
 			return errClosed // its session went as the pane was resumed, as cc would have said
@@ -258,14 +253,12 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	}
 	self.Store(cc)
 	// Its name, for resume: asked now, before it carries any output.
-	name := ""
 	if out, err := cc.run(ctx, []string{"display-message", "-p", "#{client_name}"}); err == nil && len(out) == 1 {
-		name = out[0]
+		cc.name = out[0]
 	}
 	s.mu.Lock()
 	s.clients[session] = cc
 	s.muted[cc] = map[string]<-chan struct{}{}
-	s.names[cc] = name
 	s.mu.Unlock()
 	go s.ended(session, cc)
 	return cc, nil
@@ -349,7 +342,6 @@ func (s *streamSet) ended(session string, cc *controlClient) {
 		delete(s.clients, session)
 	}
 	delete(s.muted, cc)
-	delete(s.names, cc)
 	var gone []*watcher
 	for pane, w := range s.watchers {
 		if w.client == cc {
