@@ -122,13 +122,9 @@ func (s *Server) Launch(ctx context.Context) error {
 	// SHELL is the server's first default-shell, which runs the first
 	// pane's command: with the user's bash, the pane would show bash
 	// until bash had started sh.
-	ctx1, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	defer cancel()
-	first := s.Command(ctx1, "-f", "/dev/null", "new-session", "-d", "-s", s.opts.Session,
-		"-x", strconv.Itoa(s.opts.Width), "-y", strconv.Itoa(s.opts.Height), "sh")
-	first.Env = append(first.Env, "SHELL=/bin/sh")
-	if out, err := first.CombinedOutput(); err != nil {
-		return fmt.Errorf("tmux new-session: %w: %s", err, strings.TrimSpace(string(out)))
+	if _, err := s.run(ctx, []string{"SHELL=/bin/sh"}, "-f", "/dev/null", "new-session", "-d", "-s", s.opts.Session,
+		"-x", strconv.Itoa(s.opts.Width), "-y", strconv.Itoa(s.opts.Height), "sh"); err != nil {
+		return err
 	}
 	if _, err := s.Run(ctx, "set-option", "-g", "default-shell", "/bin/sh"); err != nil {
 		return err
@@ -261,9 +257,15 @@ func (s *Server) Command(ctx context.Context, args ...string) *exec.Cmd {
 // Run runs one tmux command against the server, bounded by
 // Options.Timeout, and returns its standard output.
 func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
+	return s.run(ctx, nil, args...)
+}
+
+// run is Run with env added to the command's environment.
+func (s *Server) run(ctx context.Context, env []string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	cmd := s.Command(ctx, args...)
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
