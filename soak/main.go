@@ -54,7 +54,7 @@ func main() {
 	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file once the calls are over, and to FILE.first after the first quarter")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (tmcp and its client share the process) to this file")
 	quiet := flag.Bool("q", false, "no progress on stderr")
-	failures := flag.String("failures", "", "write every failure to this file as it comes (the summary shows the first 60)")
+	failures := flag.String("failures", "", fmt.Sprintf("write every failure to this file as it comes (the summary shows the first %d)", maxFailuresKept))
 	flag.Parse()
 	if cfg.Panes < 1 || cfg.Duration <= 0 || cfg.KillEvery < 0 || cfg.StopFor < 0 || cfg.TmuxRestarts < 0 || cfg.TmcpRestarts < 0 {
 		fmt.Fprintln(os.Stderr, "soak: -panes and -duration must be positive, -kill-every, -stop, -tmux-restarts and -tmcp-restarts not negative")

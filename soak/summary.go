@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -353,8 +352,8 @@ func orNothing(s string) string {
 	return s
 }
 
-// writeFailures writes the count of failures by category and the ones
-// kept; s.mu is held.
+// writeFailures writes the count of failures and the ones kept (the
+// verdict counts them by category); s.mu is held.
 func (s *stats) writeFailures(w io.Writer) {
 	if len(s.failures) == 0 {
 		return
@@ -364,13 +363,6 @@ func (s *stats) writeFailures(w io.Writer) {
 		n += c
 	}
 	fmt.Fprintf(w, "  failures    %d", n)
-	for i, c := range slices.Sorted(maps.Keys(s.failCats)) {
-		sep := ", "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprintf(w, "%s%s %d", sep, c, s.failCats[c])
-	}
 	if n > len(s.failures) {
 		fmt.Fprintf(w, " (first %d shown)", len(s.failures))
 	}
