@@ -55,6 +55,7 @@ type Server struct {
 
 	pid    int           // the listening sshd, once started
 	exited chan struct{} // closed once sshd has exited and been reaped
+	downFD int           // a socket bound to DownAlias's port and never listening; -1 when none
 }
 
 // Start starts a private sshd. Unless it fails, the caller must call Close.
@@ -71,7 +72,7 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Dir: dir, ConfigFile: filepath.Join(dir, "ssh_config")}
+	s := &Server{Dir: dir, ConfigFile: filepath.Join(dir, "ssh_config"), downFD: -1}
 	if err := s.start(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -96,11 +97,13 @@ func (s *Server) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort()
+	// The refusing port first: held for the server's life, neither
+	// freePort below nor any other process can be handed it.
+	down, err := s.holdRefusingPort()
 	if err != nil {
 		return err
 	}
-	down, err := freePort()
+	port, err := freePort()
 	if err != nil {
 		return err
 	}
@@ -176,7 +179,26 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// SSH returns an ssh command line that runs args on the server through
+// holdRefusingPort binds a loopback TCP socket without listening on it
+// and keeps it until Close: a connection to its port is refused for as
+// long as the server runs. A port merely found free could be handed to
+// another test's sshd meanwhile, which then answers for the down host.
+func (s *Server) holdRefusingPort() (int, error) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("making the refusing port's socket: %w", err)
+	}
+	s.downFD = fd
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return 0, fmt.Errorf("binding the refusing port: %w", err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		return 0, fmt.Errorf("reading the refusing port: %w", err)
+	}
+	return sa.(*syscall.SockaddrInet4).Port, nil
+}
+
 // hostBlock is the ssh configuration of one name for 127.0.0.1:port.
 func (s *Server) hostBlock(alias string, port int, user string) string {
 	return strings.Join([]string{
@@ -193,6 +215,7 @@ func (s *Server) hostBlock(alias string, port int, user string) string {
 	}, "\n")
 }
 
+// SSH returns an ssh command line that runs args on the server through
 // Alias, with a fresh connection (no sharing): the floor a tool call over
 // one ssh process per call cannot beat.
 func (s *Server) SSH(args ...string) []string {
@@ -215,6 +238,10 @@ func (s *Server) Close() {
 		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
 		<-s.exited
 		s.pid = 0
+	}
+	if s.downFD >= 0 {
+		syscall.Close(s.downFD)
+		s.downFD = -1
 	}
 	os.RemoveAll(s.Dir)
 }
