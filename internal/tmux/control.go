@@ -53,7 +53,10 @@ type OutputEvent struct {
 	// from the pane that much before they were read.
 	Age    time.Duration
 	Paused bool // tmux paused this pane's output: bytes were dropped
-	Ended  bool // the stream ended: the pane's session or server is gone
+	// Continued: tmux continued this pane's output to the client (an
+	// answer to tmcp's own command, never passed to a stream).
+	Continued bool
+	Ended     bool // the stream ended: the pane's session or server is gone
 	// Lost, with Ended, says the connection to tmux broke (its client
 	// process died, or the network under it) without tmux ending it;
 	// Reason then says how.
@@ -104,6 +107,9 @@ type request struct {
 	line     []byte // command line and sentinel line, newline-terminated
 	sentinel string
 	started  bool // tmux began the command (its %begin was seen)
+	// posted requests are never abandoned: whoever posted one counts on
+	// tmux acting on it, whether or not somebody awaits its answer.
+	posted bool
 	// state is queued until the writer claims the request to write it, or
 	// the caller abandons it first, so that a command given up on before
 	// it reached tmux is known never to run.
@@ -307,13 +313,15 @@ func (c *controlClient) newRequest(args []string) (*request, error) {
 // resumed) on the strength of it. Posted commands reach tmux in the order
 // posted, before any command sent after post returns. What is posted is
 // bounded by its callers: a pane is muted or resumed once per change.
-// The channel it returns is closed once tmux has answered the command, or
-// the client failed it; nil if the command could not be made.
-func (c *controlClient) post(args ...string) <-chan struct{} {
+// A caller that needs the answer after all gives the request to await.
+func (c *controlClient) post(args ...string) *request {
 	r, err := c.newRequest(args)
 	if err != nil {
-		return nil
+		r = &request{args: args, err: err, done: make(chan struct{})}
+		close(r.done)
+		return r
 	}
+	r.posted = true
 	c.mu.Lock()
 	c.posted = append(c.posted, r)
 	c.mu.Unlock()
@@ -321,7 +329,7 @@ func (c *controlClient) post(args ...string) <-chan struct{} {
 	case c.kick <- struct{}{}:
 	default:
 	}
-	return r.done
+	return r
 }
 
 // placedKey carries the function WithPlaced gives a context.
@@ -357,6 +365,13 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 	case <-ctx.Done():
 		return nil, notSent(args, ctx.Err())
 	}
+	return c.await(ctx, r)
+}
+
+// await waits for the verified reply to a command run or post gave the
+// client.
+func (c *controlClient) await(ctx context.Context, r *request) ([]string, error) {
+	args := r.args
 	select {
 	case <-r.done:
 	case <-c.done:
@@ -372,7 +387,7 @@ func (c *controlClient) run(ctx context.Context, args []string) ([]string, error
 			return nil, noAnswer(args, ctx.Err())
 		}
 	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, abandoned) {
+		if !r.posted && r.state.CompareAndSwap(queued, abandoned) {
 			return nil, notSent(args, ctx.Err())
 		}
 		return nil, noAnswer(args, ctx.Err())

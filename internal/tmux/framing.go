@@ -187,6 +187,10 @@ func (p *replyParser) dispatch(n notification) {
 		if c.onEvent != nil {
 			c.onEvent(OutputEvent{Pane: p.paneID(n.pane), Paused: true})
 		}
+	case lineContinue:
+		if c.onEvent != nil {
+			c.onEvent(OutputEvent{Pane: p.paneID(n.pane), Continued: true})
+		}
 	case lineSessionChanged:
 		c.mu.Lock()
 		if len(n.fields) > 0 {

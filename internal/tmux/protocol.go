@@ -25,13 +25,14 @@ func parseGuard(rest []byte) (guard, bool) {
 type lineKind int
 
 const (
-	lineOther  lineKind = iota // a notification tmcp does not act on, or noise
-	lineBegin                  // %begin
-	lineEnd                    // %end
-	lineError                  // %error
-	lineOutput                 // %output or %extended-output
-	linePause                  // %pause
-	lineExit                   // %exit
+	lineOther    lineKind = iota // a notification tmcp does not act on, or noise
+	lineBegin                    // %begin
+	lineEnd                      // %end
+	lineError                    // %error
+	lineOutput                   // %output or %extended-output
+	linePause                    // %pause
+	lineContinue                 // %continue
+	lineExit                     // %exit
 	lineSessionChanged
 	lineLayout // a window or pane came, went or changed shape
 )
@@ -41,7 +42,7 @@ const (
 type notification struct {
 	kind   lineKind
 	guard  guard  // for lineBegin, lineEnd, lineError
-	pane   []byte // for lineOutput and linePause: "%3"
+	pane   []byte // for lineOutput, linePause and lineContinue: "%3"
 	data   []byte // for lineOutput: the bytes as escaped by tmux; for lineExit: the reason
 	age    int    // for lineOutput from %extended-output: milliseconds tmux held the bytes
 	fields []string
@@ -89,6 +90,8 @@ func parseNotification(line []byte) notification {
 		return notification{kind: lineOutput, pane: pane, data: data, age: max(age, 0)}
 	case "%pause":
 		return notification{kind: linePause, pane: bytes.TrimSpace(rest)}
+	case "%continue":
+		return notification{kind: lineContinue, pane: bytes.TrimSpace(rest)}
 	case "%exit":
 		return notification{kind: lineExit, data: rest}
 	case "%session-changed":

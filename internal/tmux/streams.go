@@ -42,9 +42,9 @@ type streamSet struct {
 	mu       sync.Mutex
 	clients  map[string]*controlClient // by session id
 	watchers map[string]*watcher       // by pane id
-	// muted holds the panes each output client has muted and not resumed
-	// since, with the answer to the mute (see resume).
-	muted    map[*controlClient]map[string]<-chan struct{}
+	// flows holds, per output client, what tmcp asked of each pane's
+	// output to it and how far tmux has acted on it (see paneFlow).
+	flows    map[*controlClient]map[string]*paneFlow
 	onLayout func()
 	// route takes each event of an output client: deliver, which tests
 	// wrap to see what reaches tmcp.
@@ -78,13 +78,30 @@ func (c *Client) OnLayoutChange(fn func()) {
 	c.streams.onLayout = fn
 }
 
+// paneFlow is the state of one pane's output to one output client, as
+// tmcp set it. Every continue is sent as a pause and then a continue in
+// one command, so that each makes tmux write exactly one %continue on the
+// client's stream, in order among the pane's output and %pause lines:
+// the count of those read tells which of them tmux has acted on by the
+// point the stream is read up to. Commands go through the command client
+// where they can (see flowCommand), whose answers do not wait behind the
+// output the client has yet to deliver. Guarded by streamSet.mu.
+type paneFlow struct {
+	muted     bool   // paused by tmcp, for nobody watches it
+	continues uint64 // continues sent
+	continued uint64 // %continue lines read
+}
+
 type watcher struct {
-	// resumed is set once the pane's output has been resumed for this
-	// watcher: a %pause before then answers an earlier mute, not a lag.
-	resumed atomic.Bool
+	// liveFrom is the number of the continue that began the stream, or
+	// ended the watcher's last hold: a %pause read before that continue's
+	// %continue answers an earlier mute or hold, not a lag. Guarded by
+	// streamSet.mu.
+	liveFrom uint64
 	// held is set while the watcher has the pane's output paused (see
-	// Client.HoldOutput): a %pause then is its own, not a lag.
-	held    atomic.Bool
+	// Client.HoldOutput): a %pause then is its own, not a lag. Guarded by
+	// streamSet.mu.
+	held    bool
 	pane    string
 	session string
 	client  *controlClient
@@ -96,7 +113,7 @@ func newStreamSet(c *Client) *streamSet {
 		c:        c,
 		clients:  map[string]*controlClient{},
 		watchers: map[string]*watcher{},
-		muted:    map[*controlClient]map[string]<-chan struct{}{},
+		flows:    map[*controlClient]map[string]*paneFlow{},
 		choosing: make(chan struct{}, 1),
 	}
 	s.route = s.deliver
@@ -133,12 +150,7 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 		s.unwatch(pane, w)
 		return nil, fmt.Errorf("streaming pane %s: %w", pane, err)
 	}
-	s.mu.Lock()
-	w.client = cc
-	lastMute := s.muted[cc][pane]
-	delete(s.muted[cc], pane)
-	s.mu.Unlock()
-	if err := s.resume(ctx, cc, pane, lastMute); err != nil {
+	if err := s.resume(ctx, cc, w); err != nil {
 		s.unwatch(pane, w)
 		if errors.Is(err, errClosed) && !errors.Is(err, ErrConnectionLost) && s.c.closing.Err() == nil {
 			// The client ended since it attached, and not by tmcp's hand.
@@ -146,53 +158,93 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 		}
 		return nil, fmt.Errorf("streaming pane %s: %w", pane, err)
 	}
-	w.resumed.Store(true)
 	var once sync.Once
 	return func() { once.Do(func() { s.unwatch(pane, w) }) }, nil
 }
 
-// resume continues a pane's output to its output client cc. The command
-// goes through the command client, naming cc, where it can: on cc itself
-// its answer would come after all the output cc has yet to deliver,
-// seconds of it when the other panes of its session flood, and the stream
-// that starts waits for that answer. tmux takes each client's commands in
-// order, but not two clients' against each other, so this is done only
-// once tmux has answered lastMute, the last mute of the pane posted on cc
-// (nil: none), which the resume could otherwise overtake (its %pause,
-// read before that answer, is then known for the mute's own); else, or if
-// the command client cannot do it, the resume goes through cc, after the
-// mute. A command client is not attached for it.
-func (s *streamSet) resume(ctx context.Context, cc *controlClient, pane string, lastMute <-chan struct{}) error {
-	state := pane + ":" + paneResume
-	muting := false
-	if lastMute != nil {
-		select {
-		case <-lastMute:
-		default:
-			muting = true
-		}
+// resume continues a watched pane's output to its output client cc, and
+// returns once tmux has done so: what the pane writes from then on reaches
+// the watcher.
+func (s *streamSet) resume(ctx context.Context, cc *controlClient, w *watcher) error {
+	s.mu.Lock()
+	w.client = cc
+	n, r, via := s.continuePane(cc, w.pane)
+	w.liveFrom = n
+	s.mu.Unlock()
+	_, err := via.await(ctx, r)
+	switch {
+	case err == nil && !cc.alive():
+		return errClosed // its session went as the pane was resumed, as cc would have said
+	case err == nil || ctx.Err() != nil || via == cc:
+		return err
 	}
-	if ctl := s.c.attachedControl(); ctl != nil && cc.name != "" && !muting {
-		_, err := ctl.run(ctx, []string{"refresh-client", "-t", cc.name, "-A", state})
-		switch {
-		case err == nil && !cc.alive():
-			return errClosed // its session went as the pane was resumed, as cc would have said
-		case err == nil || ctx.Err() != nil:
-			return err
-		}
-		// tmux knows cc no more, or the command client failed: as below.
-	}
-	_, err := cc.run(ctx, []string{"refresh-client", "-A", state})
+	// The command client failed, or tmux knows cc no more: cc itself,
+	// the same continue (its number is already counted).
+	_, err = cc.run(ctx, continueArgs(w.pane))
 	return err
 }
 
-// mute posts a mute of a pane on its output client, and notes it as muted
-// with the mute's answer, for resume; s.mu is held.
+// flow returns the state of a pane's output to cc, nil once cc has ended;
+// s.mu is held.
+func (s *streamSet) flow(cc *controlClient, pane string) *paneFlow {
+	flows := s.flows[cc]
+	if flows == nil {
+		return nil
+	}
+	f := flows[pane]
+	if f == nil {
+		f = &paneFlow{}
+		flows[pane] = f
+	}
+	return f
+}
+
+// flowCommand posts a refresh-client -A command (args after that flag)
+// about cc's panes, through the command client where it can, and returns
+// it with the client that carries it; s.mu is held, so that the commands
+// of one pane reach tmux in the order their state changed. Through the
+// command client, whose answers are not queued behind cc's output, a
+// continue takes effect as soon as tmux reads it and the caller hears so
+// at once; tmux takes each client's commands in order, so the pane's
+// mutes and continues must all go one way, and cc is the way only when
+// the command client is not there.
+func (s *streamSet) flowCommand(cc *controlClient, args []string) (*request, *controlClient) {
+	via, head := cc, []string{"refresh-client"}
+	if ctl := s.c.attachedControl(); ctl != nil && cc.name != "" {
+		via, head = ctl, []string{"refresh-client", "-t", cc.name}
+	}
+	return via.post(append(head, args...)...), via
+}
+
+// continuePane posts a continue of pane's output to cc and returns its
+// number, the request and the client carrying it; s.mu is held.
+func (s *streamSet) continuePane(cc *controlClient, pane string) (uint64, *request, *controlClient) {
+	var n uint64
+	if f := s.flow(cc, pane); f != nil {
+		f.muted = false
+		f.continues++
+		n = f.continues
+	}
+	r, via := s.flowCommand(cc, continueArgs(pane))
+	return n, r, via
+}
+
+// continueArgs continue a pane's output to a client whether or not it was
+// paused, so that tmux writes exactly one %continue for it: a continue of
+// a pane not paused writes nothing.
+func continueArgs(pane string) []string {
+	return []string{"-A", pane + ":" + paneMute, "-A", pane + ":" + paneResume}
+}
+
+// mute posts a mute of a pane nobody watches on its output client; s.mu
+// is held.
 func (s *streamSet) mute(cc *controlClient, pane string) {
-	if s.muted[cc] == nil {
+	f := s.flow(cc, pane)
+	if f == nil {
 		return // the client is gone
 	}
-	s.muted[cc][pane] = cc.post("refresh-client", "-A", pane+":"+paneMute)
+	f.muted = true
+	s.flowCommand(cc, []string{"-A", pane + ":" + paneMute})
 }
 
 // HoldOutput pauses (hold) or continues the output of a streamed pane to
@@ -213,15 +265,22 @@ func (s *streamSet) hold(ctx context.Context, pane string, hold bool) error {
 		s.mu.Unlock()
 		return fmt.Errorf("pane %s is not streamed", pane)
 	}
-	w.held.Store(hold)
+	w.held = hold
 	cc := w.client
-	s.mu.Unlock()
-	verb := paneResume
 	if hold {
-		verb = paneMute
+		s.mu.Unlock()
+		// On cc itself: its answer comes after all the output it carried
+		// before the pause, which is what HoldOutput promises.
+		if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + paneMute}); err != nil {
+			return fmt.Errorf("holding the output of pane %s: %w", pane, err)
+		}
+		return nil
 	}
-	if _, err := cc.run(ctx, []string{"refresh-client", "-A", pane + ":" + verb}); err != nil {
-		return fmt.Errorf("holding the output of pane %s: %w", pane, err)
+	n, r, via := s.continuePane(cc, pane)
+	w.liveFrom = n
+	s.mu.Unlock()
+	if _, err := via.await(ctx, r); err != nil {
+		return fmt.Errorf("letting the output of pane %s flow: %w", pane, err)
 	}
 	return nil
 }
@@ -258,7 +317,7 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 	}
 	s.mu.Lock()
 	s.clients[session] = cc
-	s.muted[cc] = map[string]<-chan struct{}{}
+	s.flows[cc] = map[string]*paneFlow{}
 	s.mu.Unlock()
 	go s.ended(session, cc)
 	return cc, nil
@@ -272,7 +331,7 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 // the screen alone cannot (it shows the line, not when it came). muted is
 // the panes it has muted; the client's reader is the only one to use it.
 func (s *streamSet) commandOutput(cc *controlClient, muted map[string]bool, ev OutputEvent) {
-	if ev.Layout || ev.Paused || cc == nil || muted[ev.Pane] {
+	if ev.Layout || ev.Paused || ev.Continued || cc == nil || muted[ev.Pane] {
 		return
 	}
 	muted[ev.Pane] = true
@@ -299,6 +358,14 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		return
 	}
 	s.mu.Lock()
+	f := s.flow(cc, ev.Pane)
+	if ev.Continued {
+		if f != nil {
+			f.continued++
+		}
+		s.mu.Unlock()
+		return
+	}
 	w := s.watchers[ev.Pane]
 	if w != nil && w.client != nil && cc != nil && w.client != cc {
 		// Not the client this pane is streamed through.
@@ -307,9 +374,9 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	if w == nil || w.session != session {
 		var first func(string, []byte, time.Time)
-		if _, muted := s.muted[cc][ev.Pane]; cc != nil && s.muted[cc] != nil && !muted {
+		if f != nil && !f.muted {
 			// Posted under s.mu, so a watch that resumes the pane after
-			// this (under s.mu too) knows of the mute.
+			// this (under s.mu too) follows the mute.
 			s.mute(cc, ev.Pane)
 			first = s.onUnwatched
 		}
@@ -319,16 +386,20 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		}
 		return
 	}
+	// A pause tmcp asked for, or one read before the continue that began
+	// the stream (or ended its hold), or before the stream began, is no
+	// loss of the watcher's.
+	own := ev.Paused && (w.held || w.client == nil || f == nil || f.continued < w.liveFrom)
 	s.mu.Unlock()
-	if ev.Paused && (!w.resumed.Load() || w.held.Load()) {
+	if own {
 		return
 	}
 	w.fn(ev)
-	if ev.Paused && cc != nil {
+	if ev.Paused {
 		s.mu.Lock()
-		if s.watchers[ev.Pane] == w {
-			// Not once unwatched: the pane stays muted.
-			cc.post("refresh-client", "-A", ev.Pane+":"+paneResume)
+		if s.watchers[ev.Pane] == w && !w.held {
+			// Not once unwatched or held: the pane stays paused.
+			s.continuePane(cc, ev.Pane)
 		}
 		s.mu.Unlock()
 	}
@@ -341,7 +412,7 @@ func (s *streamSet) ended(session string, cc *controlClient) {
 	if s.clients[session] == cc {
 		delete(s.clients, session)
 	}
-	delete(s.muted, cc)
+	delete(s.flows, cc)
 	var gone []*watcher
 	for pane, w := range s.watchers {
 		if w.client == cc {

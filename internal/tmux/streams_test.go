@@ -2,11 +2,13 @@ package tmux
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,6 +114,65 @@ func TestStartingAStreamDoesNotWaitBehindTheSessionsOtherOutput(t *testing.T) {
 	t.Logf("the stream of %%1 started in %v beside the flood", time.Since(start))
 }
 
+// TestStartingAStreamRightAfterItsPaneWasMutedDoesNotWaitEither: as
+// above, for a pane that has just written its first line beside the flood,
+// so that tmcp's mute of it is still on its way: the resume must follow
+// the mute, and neither may be a command whose answer waits behind the
+// flood (the soak saw capture_since fail for want of tmux's answer on new
+// panes this way).
+func TestStartingAStreamRightAfterItsPaneWasMutedDoesNotWaitEither(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.Must("split-window", "-d", "-t", "main", "sh")
+	c := newClient(t, srv)
+	if _, err := c.Run(context.Background(), "display-message", "-p", "x"); err != nil {
+		t.Fatal(err)
+	}
+	firstOf1 := make(chan struct{})
+	var once sync.Once
+	deliver := c.streams.route
+	c.streams.route = func(session string, cc *controlClient, ev OutputEvent) {
+		deliver(session, cc, ev) // the mute is posted here
+		if ev.Pane == "%1" && len(ev.Data) > 0 {
+			once.Do(func() { close(firstOf1) })
+		}
+	}
+	slow, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) { time.Sleep(2 * time.Millisecond) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow()
+	srv.Must("send-keys", "-t", "%0", "yes 0123456789abcdefghijklmnopqrstuvwxyz", "Enter")
+	defer srv.Must("send-keys", "-t", "%0", "C-c")
+	time.Sleep(3 * time.Second) // the output client falls seconds behind
+	srv.Must("send-keys", "-t", "%1", "echo first-line", "Enter")
+	select {
+	case <-firstOf1:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the first output of %1 never reached the output client")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	var resumed atomic.Bool
+	stop, err := c.Watch(ctx, "%1", "$0", func(ev OutputEvent) {
+		if ev.Paused {
+			t.Errorf("the stream of %%1 heard a pause: its own mute taken for a loss")
+		}
+		if bytes.Contains(ev.Data, []byte("after-resume")) {
+			resumed.Store(true)
+		}
+	})
+	if err != nil {
+		t.Fatalf("starting the stream of %%1 right after its mute, beside a flood read slowly, within 1 s: %v", err)
+	}
+	defer stop()
+	t.Logf("the stream of %%1 started in %v beside the flood", time.Since(start))
+	srv.Must("send-keys", "-t", "%1", "echo after-resume", "Enter")
+	if !tmuxtest.WaitFor(20*time.Second, resumed.Load) {
+		t.Error("what %1 wrote after its stream started never reached it: the mute came after the resume")
+	}
+}
+
 // pipedClient returns a control client that writes its commands to w and
 // has no tmux behind it: close its done channel to end it.
 func pipedClient(w io.WriteCloser) *controlClient {
@@ -195,7 +256,8 @@ func TestAnUnwatchedPaneIsMutedAtItsFirstOutput(t *testing.T) {
 // TestAPauseIsReportedAndTheStreamResumed feeds an output client the
 // %pause tmux sends when a pane's output waited too long for tmcp: the
 // watcher hears Paused (bytes were dropped), and the pane is continued
-// while watched, not once unwatched.
+// while watched, not once unwatched; a %pause read before the %continue
+// that began the stream is an earlier mute's and is not a loss.
 func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
 	pr, pw := io.Pipe()
 	cc := &controlClient{
@@ -237,30 +299,50 @@ func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
 	}
 	cmd := func(args ...string) string { l, _ := commandLine(args); return l }
 
-	s := newStreamSet(nil)
-	s.muted[cc] = map[string]<-chan struct{}{}
+	s := newStreamSet(&Client{}) // no command client: cc carries its own commands
+	s.flows[cc] = map[string]*paneFlow{"%1": {continues: 1}}
 	cc.onEvent = func(ev OutputEvent) { s.deliver("$0", cc, ev) }
 	var paused atomic.Int64
-	w := &watcher{pane: "%1", session: "$0", client: cc, fn: func(ev OutputEvent) {
+	w := &watcher{pane: "%1", session: "$0", client: cc, liveFrom: 1, fn: func(ev OutputEvent) {
 		if ev.Paused {
 			paused.Add(1)
 		}
 	}}
-	w.resumed.Store(true)
 	s.watchers["%1"] = w
 	p := &replyParser{c: cc}
 
+	// The stream began with continue 1, whose %continue is not read yet:
+	// a %pause before it answers an earlier mute.
+	p.line([]byte("%pause %1"))
+	if paused.Load() != 0 {
+		t.Fatalf("a %%pause read before the stream's own %%continue reached the watcher")
+	}
+	if got := sentSince(); len(got) != 0 {
+		t.Fatalf("a %%pause read before the stream's own %%continue made tmcp send %q, want nothing", got)
+	}
+	p.line([]byte("%continue %1"))
 	p.line([]byte("%pause %1"))
 	if paused.Load() != 1 {
-		t.Fatalf("after %%pause the watcher heard %d pauses, want 1", paused.Load())
+		t.Fatalf("after %%continue and %%pause the watcher heard %d pauses, want 1", paused.Load())
 	}
-	if got, want := sentSince(), cmd("refresh-client", "-A", "%1:continue"); len(got) != 1 || got[0] != want {
+	want := cmd("refresh-client", "-A", "%1:pause", "-A", "%1:continue")
+	if got := sentSince(); len(got) != 1 || got[0] != want {
 		t.Fatalf("after %%pause of a watched pane tmcp sent %q, want only %q", got, want)
+	}
+	p.line([]byte("%continue %1"))
+	s.mu.Lock()
+	f := *s.flows[cc]["%1"]
+	s.mu.Unlock()
+	if f.continues != 2 || f.continued != 2 {
+		t.Errorf("after a lag's continue: %d continues sent, %d read, want 2 and 2", f.continues, f.continued)
 	}
 	s.unwatch("%1", w)
 	p.line([]byte("%pause %1"))
 	if got, want := sentSince(), cmd("refresh-client", "-A", "%1:pause"); len(got) != 1 || got[0] != want {
 		t.Fatalf("after unwatching and a %%pause tmcp sent %q, want only the mute %q", got, want)
+	}
+	if paused.Load() != 1 {
+		t.Errorf("the unwatched watcher heard a pause")
 	}
 }
 
@@ -268,9 +350,9 @@ func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
 // watches, in a session whose output tmcp carries because a sibling pane is
 // watched, and counts the %output lines of the flooding pane reaching the
 // output client. Its first line gets it muted; lines tmux wrote before the
-// mute reached it still arrive, ahead of the reply to any later command on
-// that client (tmux answers in order). After that reply: zero lines, while
-// the pane goes on writing.
+// mute reached it still arrive, ahead of the reply to any command on that
+// client sent once the mute was done (tmux answers in order). After that
+// reply: zero lines, while the pane goes on writing.
 func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 	srv := tmuxtest.New(t)
 	srv.Must("split-window", "-d", "-t", "main", "sh")
@@ -297,8 +379,15 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 	c.streams.mu.Lock()
 	cc := c.streams.clients["$0"]
 	c.streams.mu.Unlock()
-	// The barrier: once this reply is read, every line tmux wrote before
-	// it handled the mute has been routed.
+	// The barrier: the mute goes through the command client where there
+	// is one, so a reply there says tmux has handled it; once a reply on
+	// cc is read after that, every line tmux wrote before the mute has
+	// been routed.
+	if ctl := c.attachedControl(); ctl != nil {
+		if _, err := ctl.run(context.Background(), []string{"display-message", "-p", "barrier"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := cc.run(context.Background(), []string{"display-message", "-p", "barrier"}); err != nil {
 		t.Fatal(err)
 	}
