@@ -14,6 +14,13 @@ import (
 // with the rest, and then nothing in the stream would ever end it.
 const lostEndEvery = time.Second
 
+// statusLooks is how many looks in a row, lostEndEvery apart, must find
+// the shell in front before a job whose end mark tmux dropped gives up
+// the status the shell's helper leaves in the pane's option: the helper
+// sets it from a tmux process of its own, in the background, which the
+// load that made tmux drop output can keep from running for seconds.
+const statusLooks = 5
+
 // interruptLookEvery is how often a job whose command an interrupt key
 // reached asks the same: the key reaches the shell too when it writes its
 // end mark, and may cut it off.

@@ -633,7 +633,10 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 					return
 				}
 			}
-			if inFront >= 2 {
+			// Output dropped by a tmux too busy to deliver it is a sign the
+			// helper's own write of the status may be slow too.
+			patient := j.lostOutput() && !j.lostConnection() && !r.interrupted && !j.adopted
+			if inFront >= 2 && (!patient || inFront >= statusLooks) {
 				reason := "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost"
 				if j.lostConnection() {
 					reason = "the connection to the host was lost during the command: it has ended since, but its exit status and its output after the drop are not known"
