@@ -90,8 +90,15 @@ func TestGetJobReportsAJobThatEndedWhileNoTmcpRan(t *testing.T) {
 	job := detachAfterHelper(t, first, srv, pane, "sleep 1; printf 'one\\ntwo\\n'; (exit 4)")
 	killTMCP(t, first)
 	// The job ends with no tmcp running: its shell leaves the status in
-	// the pane's option.
-	waitPane(t, srv, pane, "#{@tmcp_end}", job.JobID[:5]+" 4")
+	// the pane's end file, with no tmux process of its own.
+	ends := endFile(srv, pane)
+	if !tmuxtest.WaitFor(settle, func() bool { b, _ := os.ReadFile(ends); return string(b) == job.JobID[:5]+" 4\n" }) {
+		b, err := os.ReadFile(ends)
+		t.Fatalf("the pane's end file %s holds %q (%v), want %q", ends, b, err, job.JobID[:5]+" 4\n")
+	}
+	if got := tmuxOne(srv, "show-options", "-pqv", "-t", pane, "@tmcp_end"); got != "" {
+		t.Errorf("the pane's @tmcp_end option is %q, want it unset: a shell on tmcp's machine writes its file", got)
+	}
 
 	second := startTMCP(t, srv, "")
 	// A new run in the pane writes the option anew: the earlier job's end
@@ -118,7 +125,8 @@ func TestGetJobReportsAJobThatEndedWhileNoTmcpRan(t *testing.T) {
 }
 
 // A job that ended while no tmcp ran, in a shell that could not leave its
-// status (no tmux reachable from it), is reported ended once its shell is
+// status (its end file's directory gone, no tmux reachable from it), is
+// reported ended once its shell is
 // seen back in front, whether that shell is the pane's process or a child
 // of it; the pane is free again.
 func TestGetJobReportsAJobThatEndedUnrecordedWhileNoTmcpRan(t *testing.T) {
@@ -135,6 +143,9 @@ func TestGetJobReportsAJobThatEndedUnrecordedWhileNoTmcpRan(t *testing.T) {
 			first := startTMCP(t, srv, "")
 			job := detachAfterHelper(t, first, srv, pane, "echo before; sleep 1; echo after")
 			killTMCP(t, first)
+			if err := os.RemoveAll(filepath.Dir(endFile(srv, pane))); err != nil {
+				t.Fatal(err)
+			}
 			waitScreen(t, srv, pane, "the job's last line", func(rows []string) bool { return hasLine(rows, "after") })
 			waitPrompt(t, srv, pane)
 
@@ -303,4 +314,11 @@ func TestGetJobOfACommandTypedAloneAfterTmcpRestarts(t *testing.T) {
 		t.Fatalf("get_job of a command typed alone that ended while no tmcp ran: finished %v status %s output %q (%s); want ended, status unknown, said why, and one",
 			r.Finished, status(r.ExitStatus), text, r.Reason)
 	}
+}
+
+// endFile is where the helper of the shell in pane leaves its jobs' ends,
+// for a tmcp started by startTMCP on srv.
+func endFile(srv *tmuxtest.Server, pane string) string {
+	jobs := jobstate.Path(filepath.Join(srv.Dir, "state", "tmcp"), "", srv.Socket)
+	return filepath.Join(jobstate.EndsDir(jobs), strings.TrimPrefix(pane, "%"))
 }

@@ -112,6 +112,12 @@ func Path(dir, host, socket string) string {
 	return filepath.Join(dir, name)
 }
 
+// EndsDir is the directory beside the jobs' file at path where the shells
+// of those jobs, on this machine, leave each pane's last job's end.
+func EndsDir(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".ends"
+}
+
 // sanitize keeps a host name to letters, digits, '-' and '.'.
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {

@@ -253,3 +253,24 @@ func TestPathTellsServersApart(t *testing.T) {
 		t.Fatalf("paths %v: want four different ones", paths)
 	}
 }
+
+func TestEndsDirIsBesideItsServersFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := Path(dir, "", "/tmp/a/sock"), Path(dir, "", "/tmp/b/sock")
+	tests := []struct{ path, want string }{
+		{a, strings.TrimSuffix(a, ".json") + ".ends"},
+		{b, strings.TrimSuffix(b, ".json") + ".ends"},
+		{"/state/jobs", "/state/jobs.ends"},
+	}
+	for _, tt := range tests {
+		if got := EndsDir(tt.path); got != tt.want {
+			t.Errorf("EndsDir(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+	if EndsDir(a) == EndsDir(b) {
+		t.Errorf("two servers share the ends directory %q", EndsDir(a))
+	}
+	if filepath.Dir(EndsDir(a)) != dir {
+		t.Errorf("EndsDir(%q) = %q, not beside the file", a, EndsDir(a))
+	}
+}

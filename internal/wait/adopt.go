@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,15 +20,32 @@ import (
 // Jobs outlive the tmcp that ran them. Each job's record goes to a file
 // (jobstate) as it starts and as it ends. A later tmcp asked about a job
 // it does not hold takes the record and asks tmux what became of the job:
-// the status from the pane's @tmcp_end option, which the shell's helper
-// sets as the job ends, and the output from the pane's history, between
+// the status the shell's helper leaves as the job ends (see endFile), and
+// the output from the pane's history, between
 // the row of the typed line (which carries the job's token) and the
 // shell's next prompt, told by the text before the typed line on its
 // row. A job still running is followed again, as any.
 
-// endOption is the pane option the helper leaves the last job's token
-// and status in.
+// endOption is the pane option the helper of a shell tmcp cannot reach
+// by file (a remote host's, or with no state directory) leaves the last
+// job's token and status in, from a tmux process started in the
+// background.
 const endOption = "@tmcp_end"
+
+// Ends: the helper of a shell on tmcp's own machine leaves the last
+// job's token and status in a file of the pane's in jobstate.EndsDir, with
+// the shell's own printf: no process is started, where a tmux client in
+// the background costs each run about 11 ms of the machine (BENCHMARKS.md)
+// and, hundreds at once under load, slows tmux itself.
+
+// endFile is the file the helper of the shell in paneID leaves its jobs'
+// ends in; "" when there is none (no jobs kept, or a remote host's).
+func (s *Service) endFile(paneID string) string {
+	if s.keep == nil || s.keep.endsDir == "" {
+		return ""
+	}
+	return filepath.Join(s.keep.endsDir, strings.TrimPrefix(paneID, "%"))
+}
 
 // aloneEndedUnseen is why a command typed alone that ended while no tmcp
 // followed it has no status: the shell's end mark is its one trace.
@@ -44,6 +63,7 @@ const promptTries = 3
 // keeper writes the jobs' records, when the Service keeps them.
 type keeper struct {
 	store   *jobstate.Store
+	endsDir string         // see jobstate.EndsDir; "" when the shells are on another machine
 	mu      sync.Mutex     // orders a write's start against the Service's close
 	closing bool           // jobs that end now end only for this tmcp
 	writing sync.WaitGroup // records being written in the background
@@ -53,6 +73,15 @@ type keeper struct {
 // the jobs of earlier tmcp processes. Call it before the first run.
 func (s *Service) KeepJobs(store *jobstate.Store) {
 	s.keep = &keeper{store: store}
+	// A path a shell could not take inside single quotes as it is gets
+	// no file: the option serves.
+	dir := jobstate.EndsDir(store.Path())
+	if s.tc.Remote() || strings.ContainsFunc(dir, func(r rune) bool { return r == '\'' || r == '\\' || r < ' ' || r == 0x7f }) {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o700); err == nil {
+		s.keep.endsDir = dir
+	}
 }
 
 // record is what the file keeps of a job.
@@ -238,15 +267,16 @@ func (s *Service) followAgain(ctx context.Context, j *job) (*job, error) {
 	return j, nil
 }
 
-// recordedEnd returns the status the job's shell left in the pane's
-// endOption, if the option names the job.
+// recordedEnd returns the status the job's shell left in the pane's end
+// file or endOption, if either names the job.
 func (s *Service) recordedEnd(ctx context.Context, j *job) (status int, ok bool) {
 	_, status, ok, _ = s.paneEnd(ctx, j)
 	return status, ok
 }
 
-// paneEnd reads the process of a job's pane and its endOption; ok says
-// the option names the job, with its status.
+// paneEnd reads the process of a job's pane and the end its shell left
+// (its end file first; the option, for a shell helped by a tmcp that kept
+// no file); ok says the end names the job, with its status.
 func (s *Service) paneEnd(ctx context.Context, j *job) (pid, status int, ok bool, err error) {
 	_, tag := j.mark()
 	out, err := s.tc.Expand(ctx, j.paneID, "#{pane_pid} #{"+endOption+"}")
@@ -254,11 +284,16 @@ func (s *Service) paneEnd(ctx context.Context, j *job) (pid, status int, ok bool
 		return 0, 0, false, err
 	}
 	pid, status, ok = parseEnd(out, tag)
+	if file := s.endFile(j.paneID); file != "" && !ok {
+		if b, err := os.ReadFile(file); err == nil {
+			_, status, ok = parseEnd([]string{strconv.Itoa(pid) + " " + strings.TrimSpace(string(b))}, tag)
+		}
+	}
 	return pid, status, ok, nil
 }
 
-// parseEnd reads "PID TAG STATUS", the pane's process and its end option;
-// ok says the option names job tag.
+// parseEnd reads "PID TAG STATUS", the pane's process and the end its
+// shell left; ok says the end names job tag.
 func parseEnd(out []string, tag string) (pid, status int, ok bool) {
 	if len(out) == 0 {
 		return 0, 0, false

@@ -353,7 +353,7 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 		bootstrap := bootstrapLine(family, tag)
 		// The helper ends with another R mark: the run's lines wait for it,
 		// so that they come after its echo is erased.
-		helper := helperLine(family) + eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag)
+		helper := helperLine(family, s.endFile(paneID)) + eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag)
 		steps = append(steps, step{line: bootstrap}, step{line: helper, afterRead: true})
 		s.helpers.add(paneID, info)
 		j.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmcp/tmcp/internal/jobstate"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -202,4 +203,38 @@ func (f *fixture) history(id, command string) string {
 		return err == nil
 	})
 	return kept
+}
+
+// TestEveryShellLeavesItsJobsEndInAFile: with the jobs kept, the helper
+// of a shell on tmcp's machine leaves each job's token and status in the
+// pane's end file with its own printf, and starts no tmux process for it
+// (the pane's option stays unset); the next job's end replaces it.
+func TestEveryShellLeavesItsJobsEndInAFile(t *testing.T) {
+	for _, sh := range testShells {
+		t.Run(sh.name, func(t *testing.T) {
+			if _, err := exec.LookPath(sh.name); err != nil {
+				t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", sh.name)
+			}
+			t.Parallel()
+			f := newFixture(t)
+			store, err := jobstate.Open(jobstate.Path(t.TempDir(), "", f.srv.Socket), f.srv.Socket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.s.KeepJobs(store)
+			id := f.shellPane(sh.name, "env HOME="+t.TempDir()+" "+strings.TrimPrefix(sh.command, "env "))
+			file := filepath.Join(jobstate.EndsDir(store.Path()), strings.TrimPrefix(id, "%"))
+			for _, st := range []string{"5", "0"} {
+				r := f.runIn(id, "sh -c 'exit "+st+"'", false)
+				want := r.JobID[:5] + " " + st + "\n"
+				if !tmuxtest.WaitFor(5*time.Second, func() bool { b, _ := os.ReadFile(file); return string(b) == want }) {
+					b, err := os.ReadFile(file)
+					t.Fatalf("after exit %s the end file holds %q (%v), want %q", st, b, err, want)
+				}
+			}
+			if opt := strings.TrimSpace(f.srv.Must("show-options", "-pqv", "-t", id, "@tmcp_end")); opt != "" {
+				t.Errorf("the pane's @tmcp_end is %q, want it unset", opt)
+			}
+		})
+	}
 }

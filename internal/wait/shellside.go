@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unicode"
@@ -79,10 +80,22 @@ func familyOf(command string) shellFamily {
 // reads a command handed over through the terminal (__tmcp_r), and runs
 // it (__tmcp_x).
 const posixHelper = ` __tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf '\033]133;C;tmcp-%s\007' "$1";` +
-	`else printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";[ -n "$TMUX_PANE" ]&&(command tmux set -pt "$TMUX_PANE" @tmcp_end "$1 $2" >/dev/null 2>&1 &);__tmcp_h "$@";fi;}` +
+	`else printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";__tmcp_k "$1" "$2";__tmcp_h "$@";fi;}` +
 	`;__tmcp_r(){ trap 'stty echo;trap - INT;return 130' INT;stty -echo;printf '\033]133;R;tmcp-%s\007' "$1";__tmcp_cmd=;` +
 	`while IFS= read -r __tmcp_l;do [ "$__tmcp_l" = . ]&&break;__tmcp_cmd=$__tmcp_cmd$__tmcp_l;done;stty echo;trap - INT;` +
 	`__tmcp_cmd=$(printf %b "$__tmcp_cmd");};__tmcp_x(){ (eval "$__tmcp_cmd");}`
+
+// posixEndOption has the helper leave a job's end in the pane's
+// endOption, through its tmux, where it can reach it.
+const posixEndOption = `;__tmcp_k(){ [ -n "$TMUX_PANE" ]&&(command tmux set -pt "$TMUX_PANE" @tmcp_end "$1 $2" >/dev/null 2>&1 &);}`
+
+// posixEndFile has the helper leave a job's end in file (see endFile),
+// with printf, a builtin: a missing directory is no error. file holds no
+// quote or backslash (see KeepJobs), so single quotes keep it whole in
+// every shell, fish's too.
+func posixEndFile(file string) string {
+	return `;__tmcp_k(){ { printf '%s %s\n' "$1" "$2" >|'` + file + `';} 2>/dev/null;}`
+}
 
 // posixHistory keeps history as it is, for shells that need no care.
 const posixHistory = `;__tmcp_h(){ :;}`
@@ -121,11 +134,18 @@ const fishHelper = ` function __tmcp; set -g __tmcp_next $argv[1]; end` +
 	`; if not functions -q exit; functions -c __tmcp_exit exit; set -g __tmcp_shadow; end; printf '\e]133;C;tmcp-%s\a' $__tmcp_job; end` +
 	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return` +
 	`; set -q __tmcp_shadow; and functions -e exit; set -e __tmcp_shadow; set -q __tmcp_status; and set s $__tmcp_status; set -e __tmcp_status` +
-	`; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job` +
-	`; set -q TMUX_PANE; and command tmux set -pt $TMUX_PANE @tmcp_end "$__tmcp_job $s" >/dev/null 2>&1 &; disown 2>/dev/null; set -e __tmcp_job; end` +
+	`; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job; __tmcp_k $__tmcp_job $s; set -e __tmcp_job; end` +
 	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while true; set -l l (head -n 1); test "$l" = .; and break; set -a parts $l; end; stty echo` +
 	`; set -g __tmcp_cmd (printf %b (string join '' $parts) | string collect); set -g __tmcp_next $argv[1]; end` +
 	fishExit
+
+// fishEndOption and fishEndFile are fish's posixEndOption and
+// posixEndFile.
+const fishEndOption = `; function __tmcp_k; set -q TMUX_PANE; and command tmux set -pt $TMUX_PANE @tmcp_end "$argv[1] $argv[2]" >/dev/null 2>&1 &; disown 2>/dev/null; end`
+
+func fishEndFile(file string) string {
+	return `; function __tmcp_k; test -d '` + filepath.Dir(file) + `'; and printf '%s %s\n' $argv[1] $argv[2] >'` + file + `' 2>/dev/null; end`
+}
 
 // fishExit is what exit does in a command run in fish, which runs in the
 // pane's own shell: where fish's exit would end that shell, it ends the
@@ -185,19 +205,28 @@ func eraseEcho(f shellFamily, x, n, width int) string {
 }
 
 // helperLine is what tmcp hands, once, to a shell of a family before its
-// first run there.
-func helperLine(f shellFamily) string {
+// first run there. The shell leaves each job's end in endFile (see
+// Service.endFile), or in the pane's endOption when endFile is "".
+func helperLine(f shellFamily, endFile string) string {
+	if f == fishShell {
+		if endFile != "" {
+			return fishHelper + fishEndFile(endFile)
+		}
+		return fishHelper + fishEndOption
+	}
+	end := posixEndOption
+	if endFile != "" {
+		end = posixEndFile(endFile)
+	}
 	switch f {
 	case bashShell:
-		return posixHelper + bashHistory
+		return posixHelper + end + bashHistory
 	case zshShell:
-		return posixHelper + zshHistory
+		return posixHelper + end + zshHistory
 	case mkshShell:
-		return posixHelper + mkshHistory
-	case fishShell:
-		return fishHelper
+		return posixHelper + end + mkshHistory
 	}
-	return posixHelper + posixHistory
+	return posixHelper + end + posixHistory
 }
 
 // maxReadable bounds a command typed as it is; a longer one is handed
