@@ -105,6 +105,13 @@ func TestRunCommandInEveryShell(t *testing.T) {
 				fishPID = f.runIn(id, "echo $fish_pid", false).Lines[0]
 			}
 			typed("echo before; exit 3", false, "3", "before")
+			if !fish {
+				// "((" opens an arithmetic command in bash, zsh and mksh.
+				typed("(echo in-subshell; exit 5)", false, "5", "in-subshell")
+				if sh.name != "dash" { // dash has no arithmetic command
+					typed("((1+1)) && echo arith", false, "0", "arith")
+				}
+			}
 			if fish {
 				typed("false; exit; echo not-reached", false, "1")
 				typed("begin; echo in-block; exit 4; end; echo not-reached", false, "4", "in-block")           // handed over: a block
@@ -147,6 +154,9 @@ func TestRunCommandInEveryShell(t *testing.T) {
 			}
 			screen := f.history(id, sh.history)
 			kept := []string{"echo 'build done'", "echo before;", "echo alive"}
+			if sh.name != "fish" {
+				kept = append(kept, "(echo in-subshell; exit 5)")
+			}
 			if sh.name == "mksh" {
 				// mksh keeps the commands handed over, and no other.
 				kept = []string{"for i in 1 2"}

@@ -112,7 +112,7 @@ const mkshHistory = `;__tmcp_h(){ [ "$3" != - ]&&[ -n "$__tmcp_cmd" ]&&print -s 
 const bashHistory = `;__tmcp_h(){ local l;l=$(HISTTIMEFORMAT= history 1);case $l in *"(__tmcp $1"*);;*) return;;esac;` +
 	`if [ -n "$__tmcp_cmd" ];then case $(HISTTIMEFORMAT= history 2) in *"(__tmcp "*"&&("*"));__tmcp "*"__tmcp_r $1&&"*) history -d -2;;esac;fi;` +
 	`if [ "$3" = - ];then history -d -1;elif [ -n "$__tmcp_cmd" ];then history -s -- "$__tmcp_cmd";` +
-	`else l=${l#*"(__tmcp $1&&("};history -s -- "${l%"));__tmcp $1 \$?"*}";fi;__tmcp_cmd=;}` +
+	`else l=${l#*"(__tmcp $1&&("};case $l in " ("*) l=${l# };;esac;history -s -- "${l%"));__tmcp $1 \$?"*}";fi;__tmcp_cmd=;}` +
 	`;case $(HISTTIMEFORMAT= history 1) in *'eval "$__tmcp_l"'*) history -d -1;;esac`
 
 // zshHistory keeps tmcp's lines out of zsh's history through its
@@ -121,7 +121,7 @@ const bashHistory = `;__tmcp_h(){ local l;l=$(HISTTIMEFORMAT= history 1);case $l
 // that a line the shell could not parse (it never ends) adds nothing.
 const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "$__tmcp_cmd";__tmcp_cmd=;}` +
 	`;__tmcp_z(){ case $1 in *"(__tmcp "*");__tmcp "*) ;;*) return 0;;esac;` +
-	`[[ $1 == *' $? -'* || $1 == *__tmcp_r\ * ]]&&return 1;local c=${1#*"&&("};__tmcp_cmd=${c%%\)\);__tmcp *};return 1;}` +
+	`[[ $1 == *' $? -'* || $1 == *__tmcp_r\ * ]]&&return 1;local c=${1#*"&&("};[[ $c == " ("* ]]&&c=${c# };__tmcp_cmd=${c%%\)\);__tmcp *};return 1;}` +
 	`;zshaddhistory_functions+=(__tmcp_z)`
 
 // fishHelper: "__tmcp TOKEN" names the next command's job; fish's preexec
@@ -275,6 +275,11 @@ func typedFor(f shellFamily, token, command string, suppressHistory, handOver bo
 		lead = " "
 	}
 	if readable {
+		// "((" would open an arithmetic command in bash, zsh and mksh:
+		// a command that begins with "(" is set apart by a space.
+		if strings.HasPrefix(command, "(") {
+			command = " " + command
+		}
 		return typing{lines: []string{lead + "(__tmcp " + token + "&&(" + command + "))" + end}}
 	}
 	line := lead + "__tmcp_r " + token + "&&(__tmcp " + token + ";__tmcp_x)" + end
