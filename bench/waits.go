@@ -127,9 +127,9 @@ func (b *bench) runCommand(ctx context.Context) error {
 		b.put(r.withTarget("≤ 2× floor", r.Ratio != nil && *r.Ratio <= 2))
 		b.put(durationRow(rowRunMethod, unitMs, tmTrue, &floorMethod))
 		// Back to back, each run shares the machine with the last one's
-		// tail: the shell's background write of the end to @tmcp_end, a
-		// tmux client process. Spaced out, as an agent's calls are, a run
-		// has the machine to itself.
+		// tail (the shell's write of its end, a printf to a file since
+		// 27837ed, a tmux client process before). Spaced out, as an
+		// agent's calls are, a run has the machine to itself.
 		heavy := max(1, b.cfg.n/heavyShare)
 		floorSpaced, err := sample(ctx, b.cfg.warmups, heavy, spaced(floorRun(method)))
 		if err != nil {
