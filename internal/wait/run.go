@@ -620,14 +620,14 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				status, recorded := s.recordedEnd(ctx, j)
 				cancel()
 				if recorded {
-					// The shell left the status in the pane's option: the end
+					// The shell left the status in the pane's file or option: the end
 					// mark went by unseen (dropped, or before this tmcp).
 					reason := ""
 					switch {
 					case j.lostConnection():
 						reason = "the connection to the host was lost during the command: its output after the drop is not known; its status is the one its shell left in the pane's " + endOption
 					case j.lostOutput():
-						reason = "tmux dropped output, the end mark with it: its status is the one its shell left in the pane's " + endOption
+						reason = "tmux dropped output, the end mark with it: its status is the one its shell recorded as the command ended"
 					}
 					j.end(false, &status, reason)
 					return
