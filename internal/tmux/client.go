@@ -370,6 +370,16 @@ func (c *Client) close() {
 	for _, cc := range clients {
 		cc.wait(closeGrace + processWaitDelay)
 	}
+	if len(clients) > 0 {
+		// tmux learns that a client went, and tells every control client
+		// so, only on its next look at the client's socket: a tmcp that
+		// attaches right after this one closed (a restart, an upgrade)
+		// would otherwise be mid-attach then, which crashes tmux 3.3a (see
+		// attachGate). A command answered by a process comes after that.
+		ctx, cancel := context.WithTimeout(context.Background(), settleBound)
+		_, _ = c.launcher.run(ctx, "display-message", "-p", "")
+		cancel()
+	}
 }
 
 // SocketPath returns the path of the socket the client addresses, worked
