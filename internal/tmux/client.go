@@ -367,16 +367,20 @@ func (c *Client) close() {
 	for _, cc := range clients {
 		cc.close()
 	}
+	answering := len(clients) > 0
 	for _, cc := range clients {
 		cc.wait(closeGrace + processWaitDelay)
+		answering = answering && !cc.killed.Load()
 	}
-	if len(clients) > 0 {
+	if answering {
 		// tmux learns that a client went, and tells every control client
 		// so, only on its next look at the client's socket: a tmcp that
 		// attaches right after this one closed (a restart, an upgrade)
 		// would otherwise be mid-attach then, which crashes tmux 3.3a (see
 		// attachGate). A command answered by a process comes after that.
-		ctx, cancel := context.WithTimeout(context.Background(), settleBound)
+		// Not when tmux let no client go in time: it is stopped or
+		// swamped, and tmcp must not wait on it to exit.
+		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		_, _ = c.launcher.run(ctx, "display-message", "-p", "")
 		cancel()
 	}

@@ -98,6 +98,7 @@ type controlClient struct {
 	remote    bool        // runs through a transport (ssh) that can break on its own
 	gate      *attachGate // its detaching notifies every control client
 	ended     atomic.Bool // its output ended: it went on its own, not by tmcp's close
+	killed    atomic.Bool // close killed it: tmux did not let it go in time
 	closeOnce sync.Once
 }
 
@@ -479,6 +480,7 @@ func (c *controlClient) close() {
 			select {
 			case <-c.done:
 			case <-time.After(closeGrace):
+				c.killed.Store(true)
 				_ = c.cmd.Process.Kill()
 			}
 			_ = c.cmd.Wait()
