@@ -67,7 +67,8 @@ func TestEveryAttachWaitsForTheOneInProgress(t *testing.T) {
 
 // TestAnAttachWhoseTransportDiesIsAConnectionLost: a remote control client
 // whose ssh fails or is killed before tmux answered the attach is a lost
-// connection, as one cut later is; tmux's own refusal is not.
+// connection, as one cut later is, and its error says so; tmux's own
+// refusal is not.
 func TestAnAttachWhoseTransportDiesIsAConnectionLost(t *testing.T) {
 	srv := tmuxtest.New(t)
 	dir := t.TempDir()
@@ -97,6 +98,10 @@ func TestAnAttachWhoseTransportDiesIsAConnectionLost(t *testing.T) {
 			}
 			if lost := errors.Is(err, ErrConnectionLost); lost != tt.wantLost {
 				t.Errorf("attach error %q: connection lost %v, want %v", err, lost, tt.wantLost)
+			}
+			// Its words say so too: they become a wait's reason.
+			if says := strings.Contains(err.Error(), ErrConnectionLost.Error()); says != tt.wantLost {
+				t.Errorf("attach error %q says %q: %v, want %v", err, ErrConnectionLost, says, tt.wantLost)
 			}
 		})
 	}

@@ -197,8 +197,9 @@ func startControl(ctx context.Context, l *Launcher, gate *attachGate, sent *atom
 		err := &CommandError{Args: args, Message: msg}
 		if c.transportFailed(ctx) {
 			// ssh died before tmux answered (a network cut, a kill): the
-			// same lost connection as one that breaks later.
+			// same lost connection as one that breaks later, and said so.
 			err.Err = ErrConnectionLost
+			err.Message = ErrConnectionLost.Error() + " (" + msg + ")"
 		}
 		return nil, err
 	case <-ctx.Done():
