@@ -95,14 +95,7 @@ func TestStartingAStreamDoesNotWaitBehindTheSessionsOtherOutput(t *testing.T) {
 	if _, err := c.Run(context.Background(), "display-message", "-p", "x"); err != nil {
 		t.Fatal(err)
 	}
-	slow, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) { time.Sleep(2 * time.Millisecond) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow()
-	srv.Must("send-keys", "-t", "%0", "yes 0123456789abcdefghijklmnopqrstuvwxyz", "Enter")
-	defer srv.Must("send-keys", "-t", "%0", "C-c")
-	time.Sleep(3 * time.Second) // the output client falls seconds behind
+	defer floodBehind(t, c, srv)()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
@@ -112,6 +105,23 @@ func TestStartingAStreamDoesNotWaitBehindTheSessionsOtherOutput(t *testing.T) {
 	}
 	stop()
 	t.Logf("the stream of %%1 started in %v beside the flood", time.Since(start))
+}
+
+// floodBehind floods pane %0 of session $0, watched with a reader slow
+// enough that its output client falls seconds behind, and returns once it
+// has; the func it returns ends the flood and the watch.
+func floodBehind(t *testing.T, c *Client, srv *tmuxtest.Server) func() {
+	t.Helper()
+	slow, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) { time.Sleep(2 * time.Millisecond) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Must("send-keys", "-t", "%0", "yes 0123456789abcdefghijklmnopqrstuvwxyz", "Enter")
+	time.Sleep(3 * time.Second)
+	return func() {
+		srv.Must("send-keys", "-t", "%0", "C-c")
+		slow()
+	}
 }
 
 // TestStartingAStreamRightAfterItsPaneWasMutedDoesNotWaitEither: as
@@ -136,14 +146,7 @@ func TestStartingAStreamRightAfterItsPaneWasMutedDoesNotWaitEither(t *testing.T)
 			once.Do(func() { close(firstOf1) })
 		}
 	}
-	slow, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) { time.Sleep(2 * time.Millisecond) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow()
-	srv.Must("send-keys", "-t", "%0", "yes 0123456789abcdefghijklmnopqrstuvwxyz", "Enter")
-	defer srv.Must("send-keys", "-t", "%0", "C-c")
-	time.Sleep(3 * time.Second) // the output client falls seconds behind
+	defer floodBehind(t, c, srv)()
 	srv.Must("send-keys", "-t", "%1", "echo first-line", "Enter")
 	select {
 	case <-firstOf1:

@@ -41,6 +41,19 @@ func (f *fixture) shellPane(name, command string) string {
 	return id
 }
 
+// newShellFixture runs in parallel a fixture with a window running shell
+// name by command, at its prompt; the shell keeps its history, if it
+// saves one, in a home of its own.
+func newShellFixture(t *testing.T, name, command string) (*fixture, string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", name)
+	}
+	t.Parallel()
+	f := newFixture(t)
+	return f, f.shellPane(name, "env HOME="+t.TempDir()+" "+strings.TrimPrefix(command, "env "))
+}
+
 func (f *fixture) runIn(paneID, cmd string, suppress bool) JobResult {
 	f.t.Helper()
 	r, err := f.s.Run(context.Background(), RunRequest{PaneID: paneID, Command: cmd, SuppressHistory: suppress,
@@ -59,13 +72,7 @@ func (f *fixture) runIn(paneID, cmd string, suppress bool) JobResult {
 func TestRunCommandInEveryShell(t *testing.T) {
 	for _, sh := range testShells {
 		t.Run(sh.name, func(t *testing.T) {
-			if _, err := exec.LookPath(sh.name); err != nil {
-				t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", sh.name)
-			}
-			t.Parallel()
-			f := newFixture(t)
-			// Each shell keeps its history, if it saves one, in a home of its own.
-			id := f.shellPane(sh.name, "env HOME="+t.TempDir()+" "+strings.TrimPrefix(sh.command, "env "))
+			f, id := newShellFixture(t, sh.name, sh.command)
 			fish := sh.name == "fish"
 
 			before := f.hub.TypedBytes(id)
@@ -222,17 +229,12 @@ func (f *fixture) history(id, command string) string {
 func TestEveryShellLeavesItsJobsEndInAFile(t *testing.T) {
 	for _, sh := range testShells {
 		t.Run(sh.name, func(t *testing.T) {
-			if _, err := exec.LookPath(sh.name); err != nil {
-				t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", sh.name)
-			}
-			t.Parallel()
-			f := newFixture(t)
+			f, id := newShellFixture(t, sh.name, sh.command)
 			store, err := jobstate.Open(jobstate.Path(t.TempDir(), "", f.srv.Socket), f.srv.Socket)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f.s.KeepJobs(store)
-			id := f.shellPane(sh.name, "env HOME="+t.TempDir()+" "+strings.TrimPrefix(sh.command, "env "))
 			file := filepath.Join(jobstate.EndsDir(store.Path()), strings.TrimPrefix(id, "%"))
 			for _, st := range []string{"5", "0"} {
 				r := f.runIn(id, "sh -c 'exit "+st+"'", false)
