@@ -168,7 +168,12 @@ func (s *streamSet) watch(ctx context.Context, pane, session string, fn func(Out
 func (s *streamSet) resume(ctx context.Context, cc *controlClient, w *watcher) error {
 	s.mu.Lock()
 	w.client = cc
-	n, r, via := s.continuePane(cc, w.pane)
+	// A pane tmcp has not muted is not paused: continuing it as one that
+	// is would discard what cc holds of its output from before, which is
+	// the watcher's (the pause's discard); it gets a bare continue.
+	f := s.flow(cc, w.pane)
+	paused := f != nil && f.muted
+	n, r, via := s.continuePane(cc, w.pane, paused)
 	w.liveFrom = n
 	s.mu.Unlock()
 	_, err := via.await(ctx, r)
@@ -180,7 +185,7 @@ func (s *streamSet) resume(ctx context.Context, cc *controlClient, w *watcher) e
 	}
 	// The command client failed, or tmux knows cc no more: cc itself,
 	// the same continue (its number is already counted).
-	_, err = cc.run(ctx, continueArgs(w.pane))
+	_, err = cc.run(ctx, append([]string{"refresh-client"}, continueArgs(w.pane, paused)...))
 	return err
 }
 
@@ -216,23 +221,32 @@ func (s *streamSet) flowCommand(cc *controlClient, args []string) (*request, *co
 	return via.post(append(head, args...)...), via
 }
 
-// continuePane posts a continue of pane's output to cc and returns its
-// number, the request and the client carrying it; s.mu is held.
-func (s *streamSet) continuePane(cc *controlClient, pane string) (uint64, *request, *controlClient) {
+// continuePane posts a continue of pane's output to cc and returns the
+// number of the last continue counted, the request and the client
+// carrying it; s.mu is held. A pane paused (muted, held, or paused by
+// tmux for a lag that was read) gets a continue that is counted; one
+// that is not gets a bare continue, which tmux writes nothing for.
+func (s *streamSet) continuePane(cc *controlClient, pane string, paused bool) (uint64, *request, *controlClient) {
 	var n uint64
 	if f := s.flow(cc, pane); f != nil {
 		f.muted = false
-		f.continues++
+		if paused {
+			f.continues++
+		}
 		n = f.continues
 	}
-	r, via := s.flowCommand(cc, continueArgs(pane))
+	r, via := s.flowCommand(cc, continueArgs(pane, paused))
 	return n, r, via
 }
 
-// continueArgs continue a pane's output to a client whether or not it was
-// paused, so that tmux writes exactly one %continue for it: a continue of
-// a pane not paused writes nothing.
-func continueArgs(pane string) []string {
+// continueArgs continue a pane's output to a client. For a pane paused
+// they pause it first, a no-op on a paused pane, so that tmux writes
+// exactly one %continue even were it not paused after all (a continue of
+// a pane not paused writes nothing).
+func continueArgs(pane string, paused bool) []string {
+	if !paused {
+		return []string{"-A", pane + ":" + paneResume}
+	}
 	return []string{"-A", pane + ":" + paneMute, "-A", pane + ":" + paneResume}
 }
 
@@ -276,7 +290,7 @@ func (s *streamSet) hold(ctx context.Context, pane string, hold bool) error {
 		}
 		return nil
 	}
-	n, r, via := s.continuePane(cc, pane)
+	n, r, via := s.continuePane(cc, pane, true)
 	w.liveFrom = n
 	s.mu.Unlock()
 	if _, err := via.await(ctx, r); err != nil {
@@ -399,7 +413,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		s.mu.Lock()
 		if s.watchers[ev.Pane] == w && !w.held {
 			// Not once unwatched or held: the pane stays paused.
-			s.continuePane(cc, ev.Pane)
+			s.continuePane(cc, ev.Pane, true)
 		}
 		s.mu.Unlock()
 	}

@@ -376,12 +376,19 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	if !tmuxtest.WaitFor(5*time.Second, func() bool { return lines.Load() > 0 }) {
-		t.Fatal("the flooding pane's first output never reached the output client")
+	// Output that reaches the client before tmcp knows the client's name
+	// is not muted yet (see streamSet.client): the mute is the first
+	// output's after that.
+	var cc *controlClient
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		c.streams.mu.Lock()
+		defer c.streams.mu.Unlock()
+		cc = c.streams.clients["$0"]
+		f := c.streams.flows[cc]["%1"]
+		return lines.Load() > 0 && f != nil && f.muted
+	}) {
+		t.Fatalf("the flooding pane was never muted (%d %%output lines reached the output client)", lines.Load())
 	}
-	c.streams.mu.Lock()
-	cc := c.streams.clients["$0"]
-	c.streams.mu.Unlock()
 	// The barrier: the mute goes through the command client where there
 	// is one, so a reply there says tmux has handled it; once a reply on
 	// cc is read after that, every line tmux wrote before the mute has
