@@ -79,11 +79,11 @@ func (c *Client) OnLayoutChange(fn func()) {
 }
 
 // paneFlow is the state of one pane's output to one output client, as
-// tmcp set it. Every continue is sent as a pause and then a continue in
-// one command, so that each makes tmux write exactly one %continue on the
-// client's stream, in order among the pane's output and %pause lines:
-// the count of those read tells which of them tmux has acted on by the
-// point the stream is read up to. Commands go through the command client
+// tmcp set it. A continue of a paused pane is counted, and sent so that
+// tmux writes exactly one %continue for it on the client's stream, in
+// order among the pane's output and %pause lines (see continueArgs): the
+// count of those read tells which of them tmux has acted on by the point
+// the stream is read up to. Commands go through the command client
 // where they can (see flowCommand), whose answers do not wait behind the
 // output the client has yet to deliver. Guarded by streamSet.mu.
 type paneFlow struct {
@@ -372,9 +372,8 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		return
 	}
 	s.mu.Lock()
-	f := s.flow(cc, ev.Pane)
 	if ev.Continued {
-		if f != nil {
+		if f := s.flow(cc, ev.Pane); f != nil {
 			f.continued++
 		}
 		s.mu.Unlock()
@@ -388,7 +387,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	if w == nil || w.session != session {
 		var first func(string, []byte, time.Time)
-		if f != nil && !f.muted {
+		if f := s.flow(cc, ev.Pane); f != nil && !f.muted {
 			// Posted under s.mu, so a watch that resumes the pane after
 			// this (under s.mu too) follows the mute.
 			s.mute(cc, ev.Pane)
@@ -400,10 +399,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		}
 		return
 	}
-	// A pause tmcp asked for, or one read before the continue that began
-	// the stream (or ended its hold), or before the stream began, is no
-	// loss of the watcher's.
-	own := ev.Paused && (w.held || w.client == nil || f == nil || f.continued < w.liveFrom)
+	own := ev.Paused && s.ownPause(cc, w)
 	s.mu.Unlock()
 	if own {
 		return
@@ -417,6 +413,18 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// ownPause reports whether a %pause of w's pane read now on cc is no loss
+// of the watcher's: one tmcp asked for (a hold), or one read before the
+// continue that began the stream (or ended its hold), or before the
+// stream began. s.mu is held.
+func (s *streamSet) ownPause(cc *controlClient, w *watcher) bool {
+	if w.held || w.client == nil {
+		return true
+	}
+	f := s.flow(cc, w.pane)
+	return f == nil || f.continued < w.liveFrom
 }
 
 // ended waits for an output client to go away and ends its streams.

@@ -16,9 +16,10 @@ const lostEndEvery = time.Second
 
 // statusLooks is how many looks in a row, lostEndEvery apart, must find
 // the shell in front before a job whose end mark tmux dropped gives up
-// the status the shell's helper leaves in the pane's option: the helper
-// sets it from a tmux process of its own, in the background, which the
-// load that made tmux drop output can keep from running for seconds.
+// the status the shell's helper leaves: in the pane's option (a remote
+// host's shell) the helper sets it from a tmux process of its own, in the
+// background, which the load that made tmux drop output can keep from
+// running for seconds. A local shell's end file is written at once.
 const statusLooks = 5
 
 // interruptLookEvery is how often a job whose command an interrupt key
