@@ -344,6 +344,48 @@ func TestLossIsReportedEndToEnd(t *testing.T) {
 	t.Logf("lost: job %+v; capture_since %+v", j, since)
 }
 
+// TestAJobWhoseEndTmuxDroppedEndsWithItsLastLines stops tmcp while a job
+// floods its pane and then writes slowly, long enough for tmux to pause
+// the pane's output to tmcp and for the job to end meanwhile: its last
+// lines and its end mark are dropped. The job still reports the status
+// its shell recorded, and its last lines from the pane's history, not the
+// lines it had read before the drop.
+func TestAJobWhoseEndTmuxDroppedEndsWithItsLastLines(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	id := shellPane(t, srv)
+	s := startTMCP(t, srv, "")
+
+	// The flood fills what lies between tmux and tmcp; the slow lines
+	// that follow make tmux look at the age of what waits, and pause.
+	writes := tmuxPauseAfter + 3*time.Second
+	cmd := fmt.Sprintf("sleep 1; seq 1 200000; n=0; end=$(($(date +%%s) + %d)); "+
+		"while [ $(date +%%s) -lt $end ]; do n=$((n+1)); echo line-$n; sleep 0.05; done; echo TAIL-END $n; exit 3", int(writes/time.Second))
+	r, _ := s.runCmd(map[string]any{"paneId": id, "command": cmd, "timeoutSeconds": 0.3})
+	if !r.Running || r.JobID == "" {
+		t.Fatalf("run_command for 0.3s: %+v, want a running job", r)
+	}
+	if err := syscall.Kill(s.pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cont := func() { _ = syscall.Kill(s.pid(), syscall.SIGCONT) }
+	t.Cleanup(cont)
+	time.Sleep(1*time.Second + writes + 3*time.Second) // past the job's end
+	cont()
+
+	j, text := s.getJob(map[string]any{"jobId": r.JobID, "timeoutSeconds": 20})
+	if !j.Finished || j.ExitStatus == nil || *j.ExitStatus != 3 || !j.OutputLost {
+		t.Fatalf("get_job of a job that ended while tmux dropped its output: %+v %s, want finished with status 3, outputLost", j, describe(text))
+	}
+	lines := strings.Split(text, "\n")
+	last := lines[len(lines)-1]
+	n, ok := strings.CutPrefix(last, "TAIL-END ")
+	if !ok || len(lines) < 3 || lines[len(lines)-2] != "line-"+n || !strings.Contains(j.Reason, "history") {
+		t.Fatalf("get_job: %+v %s, want the job's last lines, line-N then TAIL-END N, from the pane's history", j, describe(text))
+	}
+	t.Logf("reason %q; last lines %q", j.Reason, lines[max(len(lines)-3, 0):])
+}
+
 // tmuxPauseAfter is how long tmux lets a pane's output wait for tmcp
 // before it pauses the pane and drops what follows.
 const tmuxPauseAfter = tmux.PauseAfterSeconds * time.Second

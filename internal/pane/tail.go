@@ -66,6 +66,7 @@ type TailBuffer struct {
 	totalLines         int
 	totalBytes         int
 	open               bool // the last line continues in the next piece
+	lastBytes          int  // bytes of the last line as added, its newline included
 	// sealed holds the kept lines joined by newlines once Seal was called
 	// (and lines nothing), until a line is added again.
 	sealed   string
@@ -92,9 +93,11 @@ func (b *TailBuffer) AddPiece(piece string, more bool) {
 		b.bytes += len(joined) - len(b.lines[last])
 		b.lines[last] = joined
 		b.totalBytes += len(piece)
+		b.lastBytes += len(piece)
 	} else {
 		b.totalLines++
 		b.totalBytes += len(piece) + 1
+		b.lastBytes = len(piece) + 1
 		b.lines = append(b.lines, piece)
 		b.bytes += len(piece) + 1
 	}
@@ -146,6 +149,22 @@ func (b *TailBuffer) unseal() {
 	}
 	b.lines, b.head = strings.Split(b.sealed, "\n"), 0
 	b.sealed, b.isSealed = "", false
+}
+
+// Whole returns a copy of the buffer up to its last whole line: a line
+// whose rest is still to come is left out, and out of the counts.
+func (b *TailBuffer) Whole() *TailBuffer {
+	lines := b.Lines()
+	c := &TailBuffer{maxLines: b.maxLines, maxBytes: b.maxBytes, lines: append([]string(nil), lines...),
+		bytes: b.bytes, totalLines: b.totalLines, totalBytes: b.totalBytes}
+	if b.open && len(lines) > 0 {
+		last := len(lines) - 1
+		c.bytes -= len(lines[last]) + 1
+		c.lines = c.lines[:last]
+		c.totalLines--
+		c.totalBytes -= b.lastBytes
+	}
+	return c
 }
 
 // KeptBytes is the size of the kept lines, a newline each.

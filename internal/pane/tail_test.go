@@ -144,3 +144,44 @@ func BenchmarkTailBufferHeldMemory(b *testing.B) {
 		})
 	}
 }
+
+func TestWholeLeavesOutALineStillGoingOn(t *testing.T) {
+	tests := []struct {
+		name   string
+		pieces []string
+		more   []bool
+		want   []string
+		lines  int
+		bytes  int
+	}{
+		{name: "whole lines are all kept",
+			pieces: []string{"one", "two"}, more: []bool{false, false},
+			want: []string{"one", "two"}, lines: 2, bytes: 8},
+		{name: "a line in pieces, not ended, is left out",
+			pieces: []string{"one", "tw", "o"}, more: []bool{false, true, true},
+			want: []string{"one"}, lines: 1, bytes: 4},
+		{name: "a line cut to the bound, not ended, counts out all it had",
+			pieces: []string{"one", "abcdefgh", "ijklmnop"}, more: []bool{false, true, true},
+			want: nil, lines: 1, bytes: 4}, // the long line had pushed "one" out
+		{name: "nothing but a line going on",
+			pieces: []string{"abc"}, more: []bool{true},
+			want: nil, lines: 0, bytes: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewTailBuffer(10, 10)
+			for i, p := range tt.pieces {
+				b.AddPiece(p, tt.more[i])
+			}
+			w := b.Whole()
+			if got := w.Lines(); !slices.Equal(got, tt.want) && len(got)+len(tt.want) > 0 || w.TotalLines() != tt.lines || w.TotalBytes() != tt.bytes {
+				t.Errorf("Whole: %q, %d lines, %d bytes; want %q, %d lines, %d bytes", got, w.TotalLines(), w.TotalBytes(), tt.want, tt.lines, tt.bytes)
+			}
+			// The copy goes on apart from the buffer.
+			w.Add("next")
+			if slices.Contains(b.Lines(), "next") {
+				t.Errorf("a line added to the copy is in the buffer: %q", b.Lines())
+			}
+		})
+	}
+}

@@ -79,6 +79,7 @@ type job struct {
 	lost         bool
 	disconnected bool // the stream broke with its connection to a remote host
 	tail         *pane.TailBuffer
+	beforeLoss   *pane.TailBuffer // the whole lines read before tmux first dropped output
 	finishedAt   time.Time
 	done         chan struct{}
 	reads        chan struct{} // a token at each R mark: the shell reads what tmcp hands over
@@ -542,7 +543,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		// even when the output runs on to the job's end.
 		if stream.LostBytes() > lostAtStart && lostEnd == nil {
 			j.mu.Lock()
-			j.lost = true
+			j.lost, j.beforeLoss = true, j.tail.Whole()
 			j.mu.Unlock()
 			t := time.NewTicker(lostEndEvery)
 			defer t.Stop()
@@ -627,7 +628,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 					case j.lostConnection():
 						reason = "the connection to the host was lost during the command: its output after the drop is not known; its status is the one its shell left in the pane's " + endOption
 					case j.lostOutput():
-						reason = "tmux dropped output, the end mark with it: its status is the one its shell recorded as the command ended"
+						reason = joinReasons("tmux dropped output, the end mark with it: its status is the one its shell recorded as the command ended", s.mend(j, lookEvery))
 					}
 					j.end(false, &status, reason)
 					return
@@ -637,13 +638,16 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			// helper's own write of the status may be slow too.
 			patient := j.lostOutput() && !j.lostConnection() && !r.interrupted && !j.adopted
 			if inFront >= 2 && (!patient || inFront >= statusLooks) {
-				reason := "tmux dropped output, the end mark with it: the command has ended, but its exit status was lost"
-				if j.lostConnection() {
+				var reason string
+				switch {
+				case j.lostConnection():
 					reason = "the connection to the host was lost during the command: it has ended since, but its exit status and its output after the drop are not known"
-				} else if j.adopted && j.alone {
+				case j.adopted && j.alone:
 					reason = aloneEndedUnseen
-				} else if !j.lostOutput() {
+				case !j.lostOutput():
 					reason = "interrupted: the key cut off the shell's end mark as well, so the exit status is not known"
+				default:
+					reason = joinReasons("tmux dropped output, the end mark with it: the command has ended, but its exit status was lost", s.mend(j, lookEvery))
 				}
 				j.end(false, nil, reason)
 				return
