@@ -61,7 +61,7 @@ func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bo
 		switch ev.Kind {
 		case pane.EventLine:
 			r.preText = true
-			r.unparsed = r.unparsed || unparsedIn([]byte(ev.Text))
+			r.unparsed = r.unparsed || unparsedIn(ev.Text, r.j.family)
 		case pane.EventOSC:
 			m, ok := pane.ParseShellMark(ev.Text)
 			switch {
@@ -90,9 +90,9 @@ func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bo
 	switch {
 	case r.unparsed:
 		r.j.mu.Lock()
-		r.j.retry = &retry{handOver: true}
+		r.j.retry = &retry{handOver: true, clearLine: r.j.family == fishShell}
 		r.j.mu.Unlock()
-		r.j.end(false, nil, "the shell could not parse the command as typed, so it did not run")
+		r.j.end(false, nil, notParsed)
 	case r.key != "":
 		r.j.end(false, nil, cutByKey(r.key))
 	default:

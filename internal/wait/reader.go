@@ -32,7 +32,10 @@ type reader struct {
 	echoedTo int64  // past the echo of the line's opening or token; -1: unseen
 	key      string // the last interrupt key echoed after it
 	keyAt    time.Time
-	started  time.Time // when the start mark was read
+	// When fish said something before the start mark, which may be that
+	// it could not parse the line (unparsedIn).
+	unparsedAt time.Time
+	started    time.Time // when the start mark was read
 
 	// Before the start mark, for a command typed alone: the bytes decoded
 	// to find the shell's marks, whether text came before a prompt's mark
@@ -189,16 +192,21 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 			r.j.helperReads()
 		}
 	}
-	if r.echoedTo >= 0 {
+	// fish draws its echo in pieces between cursor moves, where it may
+	// never be found whole: what it says after is looked at anyway.
+	if fish := r.j.family == fishShell; r.echoedTo >= 0 || fish {
 		var again *retry
 		reason := ""
 		switch echoed := buf[max(r.echoedTo-base, 0):]; {
 		case !r.j.helperIsFresh() && helperMissingIn(echoed):
 			again = &retry{}
 			reason = "the pane's shell lacked tmcp's helper (a new shell since it was typed), so the command did not run"
-		case !r.j.handedOver && unparsedIn(echoed):
+		case r.j.handedOver || !r.unparsedAt.IsZero() || !unparsedLineIn(echoed, r.j.family):
+		case fish:
+			r.unparsedAt = now // taken once no start mark follows (due)
+		default:
 			again = &retry{handOver: true}
-			reason = "the shell could not parse the command as typed, so it did not run"
+			reason = notParsed
 		}
 		if again != nil {
 			r.j.mu.Lock()
@@ -302,6 +310,8 @@ func (r *reader) due() time.Time {
 			return last.Add(keyGrace)
 		}
 		return r.keyAt.Add(keyGrace)
+	case r.dec == nil && !r.unparsedAt.IsZero():
+		return r.unparsedAt.Add(unparsedGrace)
 	case r.dec != nil && r.replaces:
 		return r.started.Add(replaceGrace)
 	}
@@ -314,6 +324,14 @@ func (r *reader) expire(now time.Time) bool {
 	if at.IsZero() || now.Before(at) {
 		return false
 	}
+	if r.dec == nil && r.key == "" {
+		// fish kept the line it could not parse in its editor.
+		r.j.mu.Lock()
+		r.j.retry = &retry{handOver: true, clearLine: true}
+		r.j.mu.Unlock()
+		r.j.end(false, nil, notParsed)
+		return true
+	}
 	if r.dec == nil {
 		r.j.end(false, nil, cutByKey(r.key))
 		return true
@@ -322,6 +340,9 @@ func (r *reader) expire(now time.Time) bool {
 	r.j.end(false, nil, "the command replaced the shell with another, which waits at its prompt in this pane; its exit status will not be known")
 	return true
 }
+
+// notParsed is why a job ended whose typed line its shell could not parse.
+const notParsed = "the shell could not parse the command as typed, so it did not run"
 
 // cutByKey is why a job ended whose typed line an interrupt key discarded
 // before the shell ran it.

@@ -90,6 +90,7 @@ type job struct {
 	onEnd        func(*job)    // frees the pane; nil in tests of the reader
 	panePID      int           // the pane's process when the job started
 	shellGroup   int           // the process group of the pane's shell (see frontGroup); 0: not known
+	family       shellFamily   // the pane's shell, as its name tells
 	adopted      bool          // started by an earlier tmcp (adopt.go)
 	refilled     bool          // an adopted job's output was taken from history once it ended
 	typingFrom   time.Time     // when tmcp began to type the run's lines: a key sent from then may cut them
@@ -122,6 +123,12 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 		// Nothing ran: a new shell came to the pane since its helper was
 		// typed (it is typed again), or the shell could not parse the line
 		// (the command is handed over, and its own error reported).
+		if r.retry.clearLine {
+			// The line goes on the one left in the editor otherwise.
+			if err := s.hub.Keys(wctx, req.PaneID, "C-e", "C-u"); err != nil {
+				return r.JobResult, fmt.Errorf("clear the line the shell could not parse: %w", err)
+			}
+		}
 		r, err = s.run(wctx, req, start, r.retry.handOver)
 	}
 	return r.JobResult, err
@@ -137,7 +144,8 @@ type runResult struct {
 // retry says that a job ended before its command ran, and how the next
 // attempt must type it.
 type retry struct {
-	handOver bool // hand the command over rather than type it as written
+	handOver  bool // hand the command over rather than type it as written
+	clearLine bool // the shell kept the line it could not parse in its editor (fish)
 }
 
 func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, handOver bool) (runResult, error) {
@@ -150,8 +158,8 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	}
 	s.settleEarlier(ctx, req.PaneID)
 	j := newJob(newJobID(), req.PaneID, req.Command, start)
-	j.panePID, j.shellGroup, j.onEnd = info.PID, s.frontGroup(info.PID), s.ended
 	family := familyOf(info.Command)
+	j.panePID, j.shellGroup, j.onEnd, j.family = info.PID, s.frontGroup(info.PID), s.ended, family
 	if holder := s.jobs.claim(j); holder != nil {
 		return runResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
@@ -667,6 +675,11 @@ const (
 	// another (exec sh) is given to fail, and so report a status, before
 	// it is reported as a shell waiting at its prompt.
 	replaceGrace = 500 * time.Millisecond
+	// unparsedGrace is how long a run in fish waits for its start mark
+	// after fish said something before it, before it takes that for fish
+	// saying it could not parse the line: fish runs a line it parsed at
+	// once, and writes the mark first.
+	unparsedGrace = 300 * time.Millisecond
 	// maxMarkLen bounds a mark's bytes as the wrapper writes them, for
 	// finding one split between two reads.
 	maxMarkLen = 64

@@ -124,6 +124,9 @@ func TestRunCommandInEveryShell(t *testing.T) {
 				typed("begin; echo in-block; exit 4; end; echo not-reached", false, "4", "in-block")           // handed over: a block
 				typed("exit foo; echo went-on $status", false, "0", "exit: foo: invalid integer", "went-on 2") // as fish's: it ends nothing
 				typed("echo $fish_pid", false, "0", fishPID)
+				// fish cannot parse it, says so in its own words, and keeps
+				// it in its editor: handed over, eval reports the error.
+				typed("(exit 5)", false, "123")
 				// Between runs exit is fish's own again.
 				file := filepath.Join(t.TempDir(), "exit")
 				f.srv.Must("send-keys", "-t", id, " functions -q exit; echo $status >"+file+".part; mv "+file+".part "+file, "Enter")
@@ -145,6 +148,14 @@ func TestRunCommandInEveryShell(t *testing.T) {
 			typed("echo secret-suppressed", true, "0", "secret-suppressed")
 			if r := f.runIn(id, "if then", false); !r.Finished || r.ExitStatus == nil || *r.ExitStatus == 0 {
 				t.Fatalf("a command the shell cannot parse: finished %v status %s (reason %q), want its error status", r.Finished, statusOf(r), r.Reason)
+			}
+
+			// The words of a shell that could not parse a line, in a
+			// command it can: the command runs once.
+			count := filepath.Join(t.TempDir(), "count")
+			typed("echo ran >> "+count+"; echo 'a syntax error, a parse error'", false, "0", "a syntax error, a parse error")
+			if b, _ := os.ReadFile(count); string(b) != "ran\n" {
+				t.Errorf("a command that prints a syntax error's words ran %d times, want once", strings.Count(string(b), "ran"))
 			}
 
 			// C-c while the command runs.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode"
@@ -591,17 +592,59 @@ func helperMissingIn(b []byte) bool {
 	return false
 }
 
-// unparsedIn reports whether output holds a shell's word that it could
-// not parse a line: bash, dash and mksh say "syntax error", zsh "parse
-// error". A command typed as written that the shell cannot parse never
-// ran; handed over, it runs through eval, which reports the error as the
-// command's own, with its status.
-func unparsedIn(b []byte) bool {
-	low := bytes.ToLower(b)
-	for _, w := range []string{"syntax error", "parse error"} {
-		if bytes.Contains(low, []byte(w)) {
+// A shell that cannot parse a typed line says so on a line of its own
+// that begins with its name: "bash: syntax error near …", "dash: 1:
+// Syntax error: …", "mksh: syntax error: …", "zsh: parse error near …"
+// (after its prompt, where the line was typed ahead of it and the
+// terminal echoed it before; mksh may put "E: " before). fish names the fault in its own words ("fish: Unsupported use of
+// '='…") and keeps the line in its editor. Only such a line counts, never
+// the echo of a command that merely holds the words: a command told apart
+// wrongly would run twice.
+var (
+	unparsedSays = regexp.MustCompile(`(?i)\b[a-z]*sh: (?:.*: )?(?:syntax|parse) error`)
+	fishSays     = regexp.MustCompile(`^fish: `)
+	fishJobSays  = regexp.MustCompile(`^fish: Job \d+, `) // a background job's end
+)
+
+// unparsedIn reports whether a line of output is a shell of family f
+// saying it could not parse a line. A command typed as written that the
+// shell cannot parse never ran; handed over, it runs through eval, which
+// reports the error as the command's own, with its status. fish says
+// other things in the same form, so a run in fish takes its word only
+// once no start mark followed it (unparsedGrace).
+func unparsedIn(line string, f shellFamily) bool {
+	if f == fishShell {
+		return fishSays.MatchString(line) && !fishJobSays.MatchString(line) && !helperMissingIn([]byte(line+"\n"))
+	}
+	// The echo of a typed line holds its opening.
+	return unparsedSays.MatchString(line) && !strings.Contains(line, "__tmcp")
+}
+
+// unparsedLineIn reports whether raw output holds, after a newline, a
+// line for which unparsedIn holds. A line is read as the terminal shows
+// it at its start: from its last carriage return, past the escapes that
+// begin it (bash writes "\x1b[?2004l\r" before its word).
+func unparsedLineIn(b []byte, f shellFamily) bool {
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		line := b[i+1:]
+		next := bytes.IndexByte(line, '\n')
+		if next >= 0 {
+			line = line[:next]
+		}
+		line = bytes.TrimRight(line, "\r")
+		if k := bytes.LastIndexByte(line, '\r'); k >= 0 {
+			line = line[k+1:]
+		}
+		if unparsedIn(string(leadingCSI.ReplaceAll(line, nil)), f) {
 			return true
 		}
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
 	}
 	return false
 }
+
+// leadingCSI matches the control sequences at the start of a line.
+var leadingCSI = regexp.MustCompile(`^(?:\x1b\[[0-?]*[ -/]*[@-~])+`)

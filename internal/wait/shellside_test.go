@@ -109,21 +109,41 @@ func TestHandoverSplitsNeverInsideAnEscape(t *testing.T) {
 func TestOutputSaysTheHelperOrTheParseFailed(t *testing.T) {
 	for _, tt := range []struct {
 		out              string
+		family           shellFamily
 		missing, parsing bool
 	}{
-		{"bash: __tmcp: command not found\r\n", true, false},
-		{"dash: 1: __tmcp_r: not found\r\n", true, false},
-		{"zsh: command not found: __tmcp\r\n", true, false},
-		{"fish: Unknown command: __tmcp_r\r\n", true, false},
-		{"(__tmcp 1a2b3&&(echo x));__tmcp 1a2b3 $?\r\n", false, false},
-		{"bash: syntax error near unexpected token `then'\r\n", false, true},
-		{"zsh: parse error near `then'\r\n", false, true},
+		{"\r\nbash: __tmcp: command not found\r\n", bashShell, true, false},
+		{"\r\ndash: 1: __tmcp_r: not found\r\n", posixShell, true, false},
+		{"\r\nzsh: command not found: __tmcp\r\n", zshShell, true, false},
+		{"\r\nfish: Unknown command: __tmcp_r\r\n", fishShell, true, false},
+		{"(__tmcp 1a2b3&&(echo x));__tmcp 1a2b3 $?\r\n", bashShell, false, false},
+		{"\r\nbash: syntax error near unexpected token `then'\r\n", bashShell, false, true},
+		{"\r\n-bash: syntax error near unexpected token `;;'\r\n", bashShell, false, true},
+		{"$?\r\n\x1b[?2004l\rbash: syntax error near unexpected token `then'\r\n\x1b[?2004h$ ", bashShell, false, true},
+		{"\r\n\x1b[1mzsh: parse error near `then'\r\n", zshShell, false, true},
+		{"$?\r\r\nE: mksh: syntax error: unexpected ')'\r\n# ", mkshShell, false, true},
+		// Typed ahead of the prompt: the terminal echoed the line before.
+		{"(__tmcp 1a2b3&&(if then));__tmcp 1a2b3 $?\r\n$ dash: 11: Syntax error: \"then\" unexpected\r\n", posixShell, false, true},
+		{"\r\ndash: 1: Syntax error: \"then\" unexpected\r\n", posixShell, false, true},
+		{"\r\nsh: 1: Syntax error: \";;\" unexpected\r\n", posixShell, false, true},
+		{"\r\nmksh: syntax error: 'then' unexpected\r\n", mkshShell, false, true},
+		{"\r\nzsh: parse error near `then'\r\n", zshShell, false, true},
+		{"\r\nfish: command substitutions not allowed here\r\n(exit 5)\r\n^~~~~~~^\r\n", fishShell, false, true},
+		{"\r\nfish: Unsupported use of '='.\r\nx=1\r\n ^\r\n", fishShell, false, true},
+		// The words in the echo of a command are not the shell's: such a
+		// command would otherwise run again, handed over.
+		{"$ (__tmcp 1a2b3&&(grep 'syntax error' log));__tmcp 1a2b3 $?\r\n", bashShell, false, false},
+		{"host:~$ (__tmcp 1a2b3&&(echo bash: syntax error));__tmcp 1a2b3 $?\r\n", bashShell, false, false},
+		{"\r\n$ (__tmcp 1a2b3&&(echo bash: syntax error));__tmcp 1a2b3 $?\r\n", bashShell, false, false},
+		{"\r\n$ echo 'a parse error'\r\n", zshShell, false, false},
+		{"\r\nroot@vm /tmp# echo 'fish: x'\r\n", fishShell, false, false},
+		{"\r\nfish: Job 1, 'sleep 1 &' has ended\r\n", fishShell, false, false},
 	} {
 		if got := helperMissingIn([]byte(tt.out)); got != tt.missing {
 			t.Errorf("helperMissingIn(%q) = %v", tt.out, got)
 		}
-		if got := unparsedIn([]byte(tt.out)); got != tt.parsing {
-			t.Errorf("unparsedIn(%q) = %v", tt.out, got)
+		if got := unparsedLineIn([]byte(tt.out), tt.family); got != tt.parsing {
+			t.Errorf("unparsedLineIn(%q, %v) = %v", tt.out, tt.family, got)
 		}
 	}
 }
