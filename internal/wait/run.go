@@ -1,6 +1,7 @@
 package wait
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -581,6 +582,9 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			// on. Its output from here is lost; the job ends once the
 			// shell is seen in front again, over a new connection.
 			j.mu.Lock()
+			if !j.lost {
+				j.beforeLoss = j.tail.Whole()
+			}
 			j.lost, j.disconnected = true, true
 			j.mu.Unlock()
 			t := time.NewTicker(lostEndEvery)
@@ -634,7 +638,8 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 					reason := ""
 					switch {
 					case j.lostConnection():
-						reason = "the connection to the host was lost during the command: its output after the drop is not known; its status is the one its shell left in the pane's " + endOption
+						reason = "the connection to the host was lost during the command: its status is the one its shell left in the pane's " + endOption
+						reason = joinReasons(reason, cmp.Or(s.mend(j, lookEvery), "its output after the drop is not known"))
 					case j.lostOutput():
 						reason = joinReasons("tmux dropped output, the end mark with it: its status is the one its shell recorded as the command ended", s.mend(j, lookEvery))
 					}
@@ -649,7 +654,8 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				var reason string
 				switch {
 				case j.lostConnection():
-					reason = "the connection to the host was lost during the command: it has ended since, but its exit status and its output after the drop are not known"
+					reason = "the connection to the host was lost during the command: it has ended since, but its exit status is not known"
+					reason = joinReasons(reason, cmp.Or(s.mend(j, lookEvery), "its output after the drop is not known"))
 				case j.adopted && j.alone:
 					reason = aloneEndedUnseen
 				case !j.lostOutput():
