@@ -23,9 +23,17 @@ type ShellMark struct {
 	// Status is D's exit status, when HasStatus.
 	Status    int
 	HasStatus bool
+	// Took is how long the command ran as its shell measured it, when
+	// HasTook: "tmcp init"'s D says so ("133;D;0;tmcp_ms=1004").
+	Took    time.Duration
+	HasTook bool
 	// Host and Dir are OSC 7's host name and path, percent-decoded.
 	Host, Dir string
 }
+
+// tookParam is the parameter of a D mark that gives the command's run
+// time in milliseconds.
+const tookParam = "tmcp_ms="
 
 // ParseShellMark reads the payload of an OSC (as in [Event].Text) as a
 // shell integration mark. Any emitter's marks are read — a prompt
@@ -60,6 +68,13 @@ func ParseShellMark(osc string) (ShellMark, bool) {
 				m.Status, m.HasStatus = n, true
 			}
 		}
+		for _, f := range fields[1:] {
+			if ms, ok := strings.CutPrefix(f, tookParam); ok {
+				if n, err := strconv.ParseInt(ms, 10, 64); err == nil && n >= 0 {
+					m.Took, m.HasTook = time.Duration(n)*time.Millisecond, true
+				}
+			}
+		}
 	default: // kitty's P (prompt kind), iTerm2's L and others say nothing we follow
 		return ShellMark{}, false
 	}
@@ -82,6 +97,10 @@ type PromptState struct {
 	// that ended with a prompt (A) and no D has none.
 	Status    int
 	HasStatus bool
+	// Took is how long the last command ran as its shell measured it, when
+	// HasTook (see [ShellMark].Took).
+	Took    time.Duration
+	HasTook bool
 	// Drawn reports that the shell has drawn its prompt since the last
 	// command: the last prompt mark since then is B (the prompt ended) or,
 	// for a shell that was never seen to mark B, A.
@@ -213,6 +232,7 @@ func (t *PromptTracker) Mark(m ShellMark, end int64, now time.Time) {
 		st.Drawn = !t.marksB
 		if st.Running {
 			st.Running, st.HasStatus, st.Ended, st.CommandEnd = false, false, now, end
+			st.Took, st.HasTook = 0, false
 			t.statused, t.byPrompt = false, true
 		}
 	case 'C':
@@ -227,11 +247,17 @@ func (t *PromptTracker) Mark(m ShellMark, end int64, now time.Time) {
 		case st.Running:
 			st.Running, st.Ended, st.CommandEnd, st.Drawn = false, now, end, false
 		case t.statused:
-			return // a second emitter's D for the same command
+			// A second emitter's D for the same command: only its run
+			// time, if the first gave none.
+			if m.HasTook && !st.HasTook {
+				st.Took, st.HasTook = m.Took, true
+			}
+			return
 		case !t.byPrompt:
 			// A command that began before its C was seen.
 			st.Ended, st.CommandEnd, st.Drawn = now, end, false
 		}
 		st.Status, st.HasStatus, t.statused = m.Status, m.HasStatus, true
+		st.Took, st.HasTook = m.Took, m.HasTook
 	}
 }

@@ -104,6 +104,10 @@ func TestShellSnippetsEmitEachMarkOnce(t *testing.T) {
 			if !st.Marks || st.Running || !st.HasStatus || st.Status != 3 || st.Cwd != "/tmp" || st.CommandEnd <= st.OutputStart {
 				t.Errorf("%s: prompt state %+v, want at the prompt, status 3, cwd /tmp", shell, st)
 			}
+			// The shell measured the run itself (bash 5, zsh/datetime, fish).
+			if !st.HasTook || st.Took < 0 || st.Took > 5*time.Second {
+				t.Errorf("%s: prompt state %+v, want the command's run time from its D", shell, st)
+			}
 		})
 	}
 }

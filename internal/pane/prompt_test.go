@@ -23,6 +23,10 @@ func TestParseShellMark(t *testing.T) {
 		{"133;D;130;aid=12", ShellMark{Kind: 'D', Status: 130, HasStatus: true}, true},
 		{"133;D", ShellMark{Kind: 'D'}, true},
 		{"133;D;;aid=1", ShellMark{Kind: 'D'}, true},
+		{"133;D;7;tmcp_ms=1004", ShellMark{Kind: 'D', Status: 7, HasStatus: true, Took: 1004 * time.Millisecond, HasTook: true}, true},
+		{"133;D;0;aid=3;tmcp_ms=0", ShellMark{Kind: 'D', HasStatus: true, HasTook: true}, true},
+		{"133;D;0;tmcp_ms=-5", ShellMark{Kind: 'D', HasStatus: true}, true},
+		{"133;D;0;tmcp_ms=1.5", ShellMark{Kind: 'D', HasStatus: true}, true},
 		{"7;file://vm/tmp/a%20b%25%C3%A9", ShellMark{Kind: '7', Host: "vm", Dir: "/tmp/a b%é"}, true},
 		{"7;file:///home/me", ShellMark{Kind: '7', Dir: "/home/me"}, true},
 		{"7;kitty-shell-cwd://h/x", ShellMark{Kind: '7', Host: "h", Dir: "/x"}, true},
@@ -186,5 +190,27 @@ func BenchmarkPromptTrackerWrite(b *testing.B) {
 	b.SetBytes(int64(len(chunk)))
 	for b.Loop() {
 		tr.Write(chunk, time.Time{})
+	}
+}
+
+func TestATrackerKeepsTheRunTimeTheShellMeasured(t *testing.T) {
+	osc := func(s string) string { return "\x1b]" + s + "\a" }
+	for _, tc := range []struct {
+		name string
+		in   string
+		took time.Duration
+		has  bool
+	}{
+		{"from tmcp init's D", osc("133;C") + "out\r\n" + osc("133;D;0;tmcp_ms=1004"), 1004 * time.Millisecond, true},
+		{"from a second emitter's D, the first giving none", osc("133;C") + osc("133;D;0") + osc("133;D;0;tmcp_ms=5"), 5 * time.Millisecond, true},
+		{"the first emitter's, given twice", osc("133;C") + osc("133;D;0;tmcp_ms=7") + osc("133;D;0;tmcp_ms=9"), 7 * time.Millisecond, true},
+		{"none from a D without it", osc("133;C") + osc("133;D;0"), 0, false},
+		{"none for a command a prompt ended", osc("133;C") + osc("133;D;0;tmcp_ms=3") + osc("133;A") + osc("133;C") + osc("133;A"), 0, false},
+	} {
+		tr := NewPromptTracker(0)
+		tr.Write([]byte(tc.in), time.Now())
+		if st := tr.State(); st.Took != tc.took || st.HasTook != tc.has {
+			t.Errorf("%s: took %v (%v), want %v (%v)", tc.name, st.Took, st.HasTook, tc.took, tc.has)
+		}
 	}
 }

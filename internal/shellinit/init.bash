@@ -3,7 +3,7 @@
 # ~/.bashrc with: eval "$(tmcp init bash)". Loading it twice does nothing.
 if [ -z "${__tmcp_init-}" ] && [ -n "${BASH_VERSION-}" ]; then
 __tmcp_init=1
-__tmcp_ran=
+__tmcp_ran= __tmcp_t0=0
 __tmcp_osc7() {
   local LC_ALL=C p=$PWD u= c i
   for (( i = 0; i < ${#p}; i++ )); do
@@ -18,11 +18,16 @@ __tmcp_osc7() {
 # Runs first in PROMPT_COMMAND, so $? is the command's; it returns it
 # unchanged for what runs after. D only after a command ran (not an
 # empty line).
+# D carries the command's run time in milliseconds as the shell measured
+# it (tmcp_ms=, bash 5), which no reader's clock can spoil.
 __tmcp_precmd() {
-  local s=$?
+  local s=$? t=${EPOCHREALTIME-} took=
   if [ -n "$__tmcp_ran" ]; then
     __tmcp_ran=
-    printf '\e]133;D;%s\a' "$s"
+    if [ -n "$t" ] && (( __tmcp_t0 > 0 )); then
+      took=";tmcp_ms=$(( (10#${t/[.,]/} - __tmcp_t0) / 1000 ))"
+    fi
+    printf '\e]133;D;%s%s\a' "$s" "$took"
   fi
   __tmcp_osc7
   printf '\e]133;A\a'
@@ -35,6 +40,11 @@ else
   PROMPT_COMMAND="__tmcp_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"
 fi
 # PS0 is shown once a command line is read, before it runs: C, and a note
-# (made by the arithmetic, which prints nothing) that a command ran.
-PS0="${PS0-}"'${__tmcp_ran:0:$((__tmcp_ran=1,0))}\e]133;C\a'
+# (made by the arithmetic, which prints nothing) that a command ran, and
+# when (in microseconds, where bash 5 tells).
+if [ -n "${EPOCHREALTIME-}" ]; then
+  PS0="${PS0-}"'${__tmcp_ran:0:$((__tmcp_ran=1,__tmcp_t0=10#${EPOCHREALTIME/[.,]/},0))}\e]133;C\a'
+else
+  PS0="${PS0-}"'${__tmcp_ran:0:$((__tmcp_ran=1,0))}\e]133;C\a'
+fi
 fi

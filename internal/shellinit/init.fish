@@ -12,7 +12,8 @@ if not set -q __tmcp_init
         printf '\e]133;C\a'
     end
     function __tmcp_postexec --on-event fish_postexec
-        printf '\e]133;D;%s\a' $status
+        # With the run time in milliseconds as fish measured it.
+        printf '\e]133;D;%s;tmcp_ms=%s\a' $status $CMD_DURATION
     end
     # B ends the prompt: the prompt defined now is wrapped to print it.
     if functions -q fish_prompt; and not functions -q __tmcp_fish_prompt

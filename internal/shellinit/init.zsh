@@ -2,7 +2,8 @@
 # D;status) and the working directory (OSC 7). Load it from ~/.zshrc with:
 # eval "$(tmcp init zsh)". Loading it twice does nothing.
 if [[ -z ${__tmcp_init-} ]]; then
-typeset -g __tmcp_init=1 __tmcp_ran=
+typeset -g __tmcp_init=1 __tmcp_ran= __tmcp_t0=
+zmodload zsh/datetime 2>/dev/null # EPOCHREALTIME
 __tmcp_osc7() {
   emulate -L zsh
   local LC_ALL=C u= c i
@@ -17,11 +18,17 @@ __tmcp_osc7() {
 }
 # First of the precmd hooks, so $? is the command's. D only after a
 # command ran (not an empty line).
+# D carries the command's run time in milliseconds as the shell measured
+# it (tmcp_ms=, with zsh/datetime), which no reader's clock can spoil.
 __tmcp_precmd() {
-  local s=$?
+  local s=$? t=${EPOCHREALTIME-} took=
   if [[ -n $__tmcp_ran ]]; then
     __tmcp_ran=
-    printf '\e]133;D;%s\a' "$s"
+    if [[ -n $t && -n $__tmcp_t0 ]]; then
+      local -i ms=$(( (t - __tmcp_t0) * 1000 ))
+      took=";tmcp_ms=$ms"
+    fi
+    printf '\e]133;D;%s%s\a' "$s" "$took"
   fi
   __tmcp_osc7
   printf '\e]133;A\a'
@@ -29,7 +36,7 @@ __tmcp_precmd() {
   return $s
 }
 __tmcp_preexec() {
-  __tmcp_ran=1
+  __tmcp_ran=1 __tmcp_t0=${EPOCHREALTIME-}
   printf '\e]133;C\a'
 }
 # The line run_command types once to hand its helper to the shell stays

@@ -420,7 +420,11 @@ func (w *commandWait) finish(stream *pane.Stream, start time.Time) CommandResult
 			status := st.Status
 			r.ExitStatus = &status
 		}
-		if w.running && !st.Started.IsZero() {
+		switch {
+		case w.running && st.HasTook:
+			// As the shell measured it: tmux may have read its C late.
+			r.Duration = st.Took
+		case w.running && !st.Started.IsZero():
 			r.Duration = st.Ended.Sub(st.Started)
 			// The stream timed the same marks as they were written (from
 			// when tmux had them), not as this wait came to read them.
