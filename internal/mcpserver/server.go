@@ -280,7 +280,7 @@ func (s *Server) Tools() []ToolInfo {
 // Instructions is the short text a client hands the model with the tools.
 func (s *Server) Instructions(ctx context.Context) string {
 	var b strings.Builder
-	b.WriteString("tmcp drives a tmux server. Targets: paneId (%3), windowId (@2), sessionName; omitted: the only one (refused if several). ")
+	b.WriteString("tmcp drives tmux. Targets: paneId (%3), windowId (@2), sessionName; omitted: the only one (refused if several). ")
 	b.WriteString("Start with list_panes. run_command gives a command's status and output; wait_for_text waits for output; capture_since reads only what is new. ")
 	fmt.Fprintf(&b, "maxLines/maxBytes keep the last lines. Waits end by %gs; to wait longer, call again with the returned cursor or jobId. ", s.cfg.Ceiling.Seconds())
 	if names := s.hostNames(); len(names) > 0 {
