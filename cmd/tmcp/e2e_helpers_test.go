@@ -484,18 +484,27 @@ func descendants(pid int) []int {
 	return out
 }
 
-// procState returns a process's state letter from /proc ("" when gone).
-func procState(pid int) string {
+// procStat returns the fields of a process's /proc stat after its name:
+// state, ppid, pgrp, session, tty_nr, tpgid… (nil when gone).
+func procStat(pid int) []string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return ""
+		return nil
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return ""
+	if i < 0 {
+		return nil
 	}
-	return s[i+2 : i+3]
+	return strings.Fields(s[i+1:])
+}
+
+// procState returns a process's state letter from /proc ("" when gone).
+func procState(pid int) string {
+	if f := procStat(pid); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // ended reports whether a process has exited (gone, or a zombie nobody

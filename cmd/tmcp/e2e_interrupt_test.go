@@ -246,14 +246,19 @@ func foregroundScript(setup string) func(t *testing.T, srv *tmuxtest.Server, pan
 func waitInnerShell(t *testing.T, srv *tmuxtest.Server, pane string) {
 	t.Helper()
 	shell, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
-	// The run's subshell, and the shell it started under it.
+	// The shell the run started holds the terminal: an interactive sh
+	// takes it for a process group of its own. The run's subshell, or a
+	// process the helper's first line starts, is a group the pane's shell
+	// made, its child; a person's keys typed then would reach that shell.
 	if !tmuxtest.WaitFor(settle, func() bool {
-		for _, pid := range descendants(shell) {
-			if cmdline(pid) == "sh" && slices.ContainsFunc(descendants(pid), func(p int) bool { return cmdline(p) == "sh" }) {
-				return true
-			}
+		f := procStat(shell)
+		if len(f) < 6 {
+			return false
 		}
-		return false
+		fg, _ := strconv.Atoi(f[5])
+		inner := procStat(fg)
+		return fg != shell && len(inner) > 1 && inner[1] != strconv.Itoa(shell) && cmdline(fg) == "sh" &&
+			slices.Contains(descendants(shell), fg)
 	}) {
 		t.Fatalf("the shell the command started never ran in %s: %q", pane, bareCapture(srv, pane))
 	}
