@@ -157,6 +157,9 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	if err != nil {
 		return runResult{}, notTyped(ctx, err)
 	}
+	if err := s.checkNothingTyped(ctx, info); err != nil {
+		return runResult{}, notTyped(ctx, err)
+	}
 	s.settleEarlier(ctx, req.PaneID)
 	j := newJob(newJobID(), req.PaneID, req.Command, start)
 	family := familyOf(info.Command)

@@ -261,3 +261,43 @@ func TestEveryShellLeavesItsJobsEndInAFile(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCommandRefusesAPromptWithALineTypedAtIt leaves a line typed at
+// each shell's prompt, not run, as a person (or send_keys without Enter)
+// would: run_command refuses, naming it, and leaves it as it was; cleared
+// with C-u, the pane takes the run.
+func TestRunCommandRefusesAPromptWithALineTypedAtIt(t *testing.T) {
+	for _, sh := range testShells {
+		t.Run(sh.name, func(t *testing.T) {
+			f, id := newShellFixture(t, sh.name, sh.command)
+			f.runIn(id, "true", false)
+			// Typed once the prompt is drawn after the run: the row ends
+			// with the prompt's sign.
+			if !tmuxtest.WaitFor(5*time.Second, func() bool {
+				return strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{cursor_x}")) != "0"
+			}) {
+				t.Fatalf("no prompt after the run: %q", f.srv.Must("capture-pane", "-p", "-t", id))
+			}
+			f.srv.Must("send-keys", "-t", id, "-l", "echo half-typed")
+			f.screenShows(id, "echo half-typed")
+			_, err := f.s.Run(context.Background(), RunRequest{PaneID: id, Command: "echo hi", Timeout: Timeout{Duration: 5 * time.Second}})
+			if err == nil || !strings.Contains(err.Error(), `"echo half-typed" typed at its prompt`) || !strings.Contains(err.Error(), "C-u") {
+				t.Fatalf("run_command at a prompt with a line typed at it: %v, want a refusal naming the line and C-u", err)
+			}
+			if screen := f.srv.Must("capture-pane", "-p", "-t", id); !strings.HasSuffix(strings.TrimSpace(screen), "$ echo half-typed") &&
+				!strings.HasSuffix(strings.TrimSpace(screen), "# echo half-typed") {
+				t.Errorf("the line typed at the prompt is not left as it was:\n%s", screen)
+			}
+			f.srv.Must("send-keys", "-t", id, "C-u")
+			if !tmuxtest.WaitFor(5*time.Second, func() bool {
+				row := f.srv.Must("capture-pane", "-p", "-t", id)
+				return !strings.HasSuffix(strings.TrimSpace(row), "echo half-typed")
+			}) {
+				t.Fatalf("C-u did not clear the line: %q", f.srv.Must("capture-pane", "-p", "-t", id))
+			}
+			if r := f.runIn(id, "echo hi", false); status(r) != "0" || strings.Join(r.Lines, "|") != "hi" {
+				t.Fatalf("run_command after C-u: status %s lines %q (reason %q)", status(r), r.Lines, r.Reason)
+			}
+		})
+	}
+}
