@@ -73,6 +73,11 @@ func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bo
 			}
 		}
 	})
+	if r.unparsed && r.j.family == fishShell && r.unparsedAt.IsZero() && start < 0 {
+		// fish draws no new prompt after a line it could not parse: it
+		// keeps the line in its editor (due, expire).
+		r.unparsedAt = now
+	}
 	echo := data
 	if start >= 0 {
 		echo = data[:start-base]

@@ -100,6 +100,17 @@ func TestRunCommandTypesTheCommandAloneWhereTheShellMarksItsPrompt(t *testing.T)
 			if r := f.runIn(id, "echo a ;; echo b", false); shell != "fish" && (!r.Finished || r.ExitStatus == nil || *r.ExitStatus == 0) {
 				t.Errorf("a line the shell cannot parse: finished %v status %s (reason %q), want its error status", r.Finished, statusOf(r), r.Reason)
 			}
+			if shell == "fish" {
+				// fish cannot parse it, says so and keeps it in its editor:
+				// handed over, eval reports the error.
+				for _, line := range []string{"(exit 5)", "echo $?"} {
+					r := f.runIn(id, line, false)
+					if st := statusOf(r); st == "none" || st == "0" || len(r.Lines) == 0 || !strings.HasPrefix(r.Lines[0], "fish: ") {
+						t.Errorf("%s in fish: status %s lines %q (reason %q), want fish's error and its status; screen:\n%s", line, st, r.Lines, r.Reason,
+							f.srv.Must("capture-pane", "-p", "-t", id))
+					}
+				}
+			}
 
 			// C-c while the command runs: the shell's D says 130.
 			if j, took := f.interruptSleep(id); statusOf(j) != "130" || strings.Join(j.Lines, "|") != "started" || took > 2*time.Second {
