@@ -4,6 +4,13 @@
 # Loading it twice does nothing.
 if not set -q __tmcp_init
     set -g __tmcp_init 1
+    # The pane's option names the shell that marks its prompts, so that
+    # tmcp's first run_command there types the command alone (in the
+    # background: a stopped tmux must not hold the shell up).
+    if set -q TMUX_PANE
+        command tmux set -p -t $TMUX_PANE @tmcp_marks "$fish_pid fish" >/dev/null 2>&1 &
+        disown 2>/dev/null
+    end
     function __tmcp_prompt --on-event fish_prompt
         printf '\e]7;file://%s%s\a' $hostname (string escape --style=url -- $PWD)
         printf '\e]133;A\a'

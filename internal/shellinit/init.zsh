@@ -4,6 +4,10 @@
 if [[ -z ${__tmcp_init-} ]]; then
 typeset -g __tmcp_init=1 __tmcp_ran= __tmcp_t0=
 zmodload zsh/datetime 2>/dev/null # EPOCHREALTIME
+# The pane's option names the shell that marks its prompts, so that tmcp's
+# first run_command there types the command alone (in the background: a
+# stopped tmux must not hold the shell up).
+[[ -n ${TMUX_PANE-} ]] && (command tmux set -p -t "$TMUX_PANE" @tmcp_marks "$$ zsh" >/dev/null 2>&1 &)
 __tmcp_osc7() {
   emulate -L zsh
   local LC_ALL=C u= c i

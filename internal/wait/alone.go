@@ -2,10 +2,13 @@ package wait
 
 import (
 	"context"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tmcp/tmcp/internal/pane"
+	"github.com/tmcp/tmcp/internal/tmux"
 )
 
 // A command typed alone. Where the pane's shell marks its prompts and
@@ -23,6 +26,45 @@ import (
 // before the prompt, the line would be echoed by the terminal, and then
 // again by the line editor.
 const markSettle = 200 * time.Millisecond
+
+// marksOption is the pane option tmcp init's snippet sets, as its shell
+// starts, to the shell's process id and name ("1234 bash"): the shell in
+// front by that id and name marks its prompts before tmcp has seen one.
+// The name tells a shell that replaced it with exec (same id) apart, but
+// for the same shell run without the snippet.
+const marksOption = "@tmcp_marks"
+
+// markingShellInFront reports whether the shell that holds a pane's
+// terminal is the one its marksOption names, tmcp's stream of the pane
+// has seen no mark yet, and the pane stays quiet for markSettle: no prompt
+// being drawn (that would show its marks, and atMarkedPrompt decides).
+func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *pane.Stream) bool {
+	if s.tc.Remote() || stream.Prompt().Marks {
+		return false
+	}
+	out, err := s.tc.Expand(ctx, p.ID, "#{"+marksOption+"}")
+	if err != nil || len(out) == 0 {
+		return false
+	}
+	id, name, _ := strings.Cut(strings.TrimSpace(out[0]), " ")
+	pid, err := strconv.Atoi(id)
+	if err != nil || pid <= 0 || name != path.Base(p.Command) {
+		return false
+	}
+	if _, front, err := processGroups(p.PID); err != nil || front != pid {
+		return false
+	}
+	end := stream.End()
+	select {
+	case <-time.After(markSettle):
+	case <-ctx.Done():
+		return false
+	}
+	if ps := stream.Prompt(); ps.Marks {
+		return ps.Drawn && !ps.Running
+	}
+	return stream.End() == end
+}
 
 // atMarkedPrompt reports whether a pane's shell, by the marks its stream
 // has seen, waits at its prompt, drawn; a shell that has yet to draw it is

@@ -66,18 +66,19 @@ func TestRunCommandTypesTheCommandAloneWhereTheShellMarksItsPrompt(t *testing.T)
 				}
 				return f.hub.TypedBytes(id) - before, r
 			}
-			// The first run finds the pane unwatched: its marks are not
-			// known yet, and it takes the wrapper.
+			// The first run finds the pane unwatched, its marks not seen
+			// yet: the pane's option, which the snippet set as the shell
+			// started, names the shell in front.
 			first, _ := typed("echo 'build done'", false, "0", "build done")
 			short, _ := typed("echo 'build done'", false, "0", "build done")
-			if want := int64(len("echo 'build done'") + 1); short != want {
-				t.Errorf("typed %d bytes for echo 'build done' at a marked prompt, want %d: the command and Enter", short, want)
+			if want := int64(len("echo 'build done'") + 1); short != want || first != want {
+				t.Errorf("typed %d bytes for echo 'build done' at a marked prompt, %d on the first run, want %d: the command and Enter", short, first, want)
 			}
 			long := "echo " + strings.Repeat("y", 2043)
 			if n, _ := typed(long, false, "0", strings.Repeat("y", 2043)); n != int64(len(long)+1) {
 				t.Errorf("typed %d bytes for a 2 KB command, want %d", n, len(long)+1)
 			}
-			t.Logf("%s with tmcp init: bytes typed for echo 'build done': %d on the first run (wrapper and helper), %d after", shell, first, short)
+			t.Logf("%s with tmcp init: bytes typed for echo 'build done': %d on the first run, %d after", shell, first, short)
 			if n, _ := typed("sh -c 'echo out; echo err >&2; exit 7'", false, "7", "out", "err"); n != int64(len("sh -c 'echo out; echo err >&2; exit 7'")+1) {
 				t.Errorf("typed %d bytes for a command exiting 7, want it alone", n)
 			}
@@ -153,5 +154,31 @@ func TestWaitForCommandAfterARunDoesNotReportTheRunsLine(t *testing.T) {
 		if r.Outcome != OutcomeTimeout {
 			t.Errorf("wait_for_command right after run_command %q: %s (status %v, output %q), want a timeout: no command ran since", cmd, r.Outcome, r.ExitStatus, r.Lines)
 		}
+	}
+}
+
+// TestAMarksOptionNamingAnotherShellLeavesTheRunWrapped: a plain shell
+// whose pane's option names another process, or its own process under
+// another shell's name (the snippet's shell replaced by exec), takes the
+// wrapper on its first run, and the run ends.
+func TestAMarksOptionNamingAnotherShellLeavesTheRunWrapped(t *testing.T) {
+	for _, tc := range []struct{ name, option string }{
+		{"another process", "1 bash"},
+		{"its own process under another name", "%d zsh"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, id := newShellFixture(t, "bash", "env HISTFILE=/dev/null PS1='$ ' bash --norc --noprofile")
+			pid := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{pane_pid}"))
+			option := strings.ReplaceAll(tc.option, "%d", pid)
+			f.srv.Must("set-option", "-p", "-t", id, marksOption, option)
+			before := f.hub.TypedBytes(id)
+			r := f.runIn(id, "echo plain", false)
+			if status(r) != "0" || strings.Join(r.Lines, "|") != "plain" {
+				t.Fatalf("first run with %s %q: status %s lines %q (reason %q)", marksOption, option, status(r), r.Lines, r.Reason)
+			}
+			if n := f.hub.TypedBytes(id) - before; n <= int64(len("echo plain")+1) {
+				t.Errorf("typed %d bytes with %s %q: alone, in a shell that marks nothing", n, marksOption, option)
+			}
+		})
 	}
 }

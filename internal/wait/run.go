@@ -176,7 +176,8 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		s.jobs.abandon(j)
 		return runResult{}, notTyped(ctx, err)
 	}
-	alone := !handOver && !req.SuppressHistory && typedAlone(req.Command, family) && atMarkedPrompt(ctx, stream)
+	alone := !handOver && !req.SuppressHistory && typedAlone(req.Command, family) &&
+		(atMarkedPrompt(ctx, stream) || s.markingShellInFront(ctx, info, stream))
 	t := typing{lines: []string{req.Command}}
 	if !alone {
 		_, tag := j.mark()
