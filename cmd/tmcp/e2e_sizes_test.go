@@ -304,11 +304,7 @@ func TestLossIsReportedEndToEnd(t *testing.T) {
 	if !r.Running || r.JobID == "" {
 		t.Fatalf("run_command of a flood for 0.5s: %+v, want a running job", r)
 	}
-	if err := syscall.Kill(s.pid(), syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	cont := func() { _ = syscall.Kill(s.pid(), syscall.SIGCONT) }
-	t.Cleanup(cont)
+	cont := s.stop()
 	// tmux pauses a pane only once its output has waited pause-after
 	// (10 s for tmcp's clients) unread, and the pane writes again: the
 	// stop must outlast it.
@@ -365,11 +361,7 @@ func TestAJobWhoseEndTmuxDroppedEndsWithItsLastLines(t *testing.T) {
 	if !r.Running || r.JobID == "" {
 		t.Fatalf("run_command for 0.3s: %+v, want a running job", r)
 	}
-	if err := syscall.Kill(s.pid(), syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	cont := func() { _ = syscall.Kill(s.pid(), syscall.SIGCONT) }
-	t.Cleanup(cont)
+	cont := s.stop()
 	time.Sleep(1*time.Second + writes + 3*time.Second) // past the job's end
 	cont()
 
@@ -384,6 +376,18 @@ func TestAJobWhoseEndTmuxDroppedEndsWithItsLastLines(t *testing.T) {
 		t.Fatalf("get_job: %+v %s, want the job's last lines, line-N then TAIL-END N, from the pane's history", j, describe(text))
 	}
 	t.Logf("reason %q; last lines %q", j.Reason, lines[max(len(lines)-3, 0):])
+}
+
+// stop stops the tmcp process (SIGSTOP) and returns what continues it,
+// which the test's end does too.
+func (s *session) stop() (cont func()) {
+	s.t.Helper()
+	if err := syscall.Kill(s.pid(), syscall.SIGSTOP); err != nil {
+		s.t.Fatal(err)
+	}
+	cont = func() { _ = syscall.Kill(s.pid(), syscall.SIGCONT) }
+	s.t.Cleanup(cont)
+	return cont
 }
 
 // tmuxPauseAfter is how long tmux lets a pane's output wait for tmcp
