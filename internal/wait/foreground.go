@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,10 @@ func (s *Service) shellInFront(ctx context.Context, paneID string, shellGroup in
 	}
 	info, err := s.tc.PaneInfo(ctx, paneID)
 	if err != nil || info.Dead || info.PID <= 0 {
+		return false, false
+	}
+	if remoteShell[path.Base(info.Command)] {
+		// ssh holds the terminal whether the far shell waits or runs.
 		return false, false
 	}
 	pgrp, tpgid, err := processGroups(info.PID)
