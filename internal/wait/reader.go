@@ -54,10 +54,11 @@ type reader struct {
 }
 
 // endsInKeyEcho reports whether a line ends in the echo of C-z, or of any
-// interrupt key for a command typed alone, whose shell writes its end mark
-// after the line the echo ends.
-func endsInKeyEcho(text string, alone bool) bool {
-	return strings.HasSuffix(text, "^Z") || alone && (strings.HasSuffix(text, "^C") || strings.HasSuffix(text, `^\`))
+// interrupt key for a command whose end is the shell's own mark (typed
+// alone, or cut off behind ssh), which the shell writes after the line the
+// echo ends.
+func endsInKeyEcho(text string, shellsEnd bool) bool {
+	return strings.HasSuffix(text, "^Z") || shellsEnd && (strings.HasSuffix(text, "^C") || strings.HasSuffix(text, `^\`))
 }
 
 // maxHeldLines bounds the lines held back after the echo of C-z.
@@ -66,7 +67,7 @@ const maxHeldLines = 8
 // line takes a line of the command's output, or a piece of one that goes
 // on (more).
 func (r *reader) line(text string, more bool) {
-	if len(r.heldLines) == 0 && (more || !endsInKeyEcho(text, r.alone)) {
+	if len(r.heldLines) == 0 && (more || !endsInKeyEcho(text, r.alone || r.j.farShell)) {
 		r.j.addPiece(text, more)
 		return
 	}
@@ -122,10 +123,32 @@ func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 			if ok && (kind == "D" || kind == "E") {
 				r.endWith(kind, status, r.dec.Partial())
 				finished = true
+			} else if !ok && r.farShellEnded(ev.Text) {
+				finished = true
 			}
 		}
 	})
 	return finished
+}
+
+// farShellEnded ends a job whose line went to a shell behind ssh (or
+// docker, kubectl…) at that shell's own D mark, once an interrupt key or
+// a loss may have cut off the job's end mark: nothing else tells there,
+// ssh holding the pane's terminal throughout. It reports whether it did.
+func (r *reader) farShellEnded(osc string) bool {
+	if !r.j.farShell || !r.interrupted && !r.j.lostOutput() {
+		return false
+	}
+	m, ok := pane.ParseShellMark(osc)
+	if !ok || m.Kind != 'D' {
+		return false
+	}
+	if !m.HasStatus {
+		r.j.end(false, nil, "the shell behind "+r.j.farProgram+" marked the end of the line without its status")
+		return true
+	}
+	r.endWith("E", m.Status, r.dec.Partial())
+	return true
 }
 
 // scan looks at bytes read before the start mark. It returns what follows

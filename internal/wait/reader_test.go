@@ -318,3 +318,39 @@ func TestReaderOfACommandTypedAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderEndsAtAFarShellsMarkOnlyOnceItsOwnEndMayBeCut: behind ssh the
+// far shell's own D ends a wrapped job whose end mark an interrupt (or a
+// loss) may have cut, with its status; without either, or in a pane whose
+// shell tmcp can see in front, that D is a command's within the job.
+func TestReaderEndsAtAFarShellsMarkOnlyOnceItsOwnEndMayBeCut(t *testing.T) {
+	token := markerPrefix + "01234"
+	shellD := func(status int) string { return fmt.Sprintf("\x1b]133;D;%d\a", status) }
+	for _, tt := range []struct {
+		name          string
+		far, lost     bool
+		after         string
+		done          bool
+		status, lines string
+	}{
+		{"behind ssh, after C-c", true, false, "started\r\n^C\r\n" + shellD(130) + "far$ ", true, "130", "started"},
+		{"behind ssh, after a loss", true, true, "late line\r\n" + shellD(2) + "far$ ", true, "2", "late line"},
+		{"behind ssh, no key and no loss: a command inside the job", true, false, "inner\r\n" + shellD(0) + "$ ", false, "", ""},
+		{"a shell tmcp sees in front, after C-c", false, false, "started\r\n^C\r\n" + shellD(130), false, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, r := readerFixture("x")
+			j.farShell, j.farProgram, j.lost = tt.far, "ssh", tt.lost
+			done := r.consume([]byte(typedEcho(token)+mark("C", token)+tt.after), time.Now())
+			if done != tt.done {
+				t.Fatalf("done %v, want %v", done, tt.done)
+			}
+			if !done {
+				return
+			}
+			if res := j.result(false, 0, 0); status(res) != tt.status || strings.Join(res.Lines, "|") != tt.lines {
+				t.Errorf("status %s lines %q (reason %q), want %s %q", status(res), res.Lines, res.Reason, tt.status, tt.lines)
+			}
+		})
+	}
+}
