@@ -35,18 +35,14 @@ func (h *Hub) noteFirstOutput(paneID string, data []byte, at time.Time) {
 	}
 }
 
-// FirstOutputSince returns, once, what a pane nobody watched wrote first,
-// if that reached tmcp at or after since. A pane in a session whose output
-// tmcp carries (it streams another pane there) is muted at its first
-// output, so nothing it wrote after is known: a wait that begins on it
-// takes this, then the stream.
-func (h *Hub) FirstOutputSince(paneID string, since time.Time) []byte {
+// takeFirstOutput returns, once, what a pane nobody watched wrote first,
+// for the stream that now begins for it (Stream.Seed). A pane in a session
+// whose output tmcp carries (it streams another pane there) is muted at
+// its first output, so nothing it wrote after is known.
+func (h *Hub) takeFirstOutput(paneID string) (firstOutput, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f, ok := h.first[paneID]
 	delete(h.first, paneID)
-	if !ok || f.at.Before(since) {
-		return nil
-	}
-	return f.data
+	return f, ok
 }

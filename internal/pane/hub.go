@@ -144,6 +144,9 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 	}
 	s := NewStream(paneID, randomGeneration(), DefaultRingSize)
 	s.pid = info.PID
+	if f, ok := h.takeFirstOutput(paneID); ok {
+		s.Seed(f.data, f.at)
+	}
 	s.onFlood = func() { h.followFlood(s) }
 	if o := h.observed(); o != nil {
 		o.Streaming(s, info)

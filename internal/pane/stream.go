@@ -43,7 +43,9 @@ type Stream struct {
 	recent    [recentWrites]writeTime // where the stream ended as recent writes came, oldest first
 	nRecent   int
 	lastWrite time.Time      // when the last write came, as WriteAged timed it
-	prompt    *PromptTracker // the shell's marks, over every byte written
+	prompt    *PromptTracker // the shell's marks, over every byte written but the seed
+	seeded    int64          // where the bytes given to Seed end; 0: none
+	seededAt  time.Time      // when the pane wrote them
 
 	// A flood is followed through tmux's history (flood.go): onFlood
 	// starts that, once meter says the pane floods, unless a holder
@@ -124,6 +126,33 @@ func (s *Stream) WriteAged(p []byte, age time.Duration) {
 		t.fn(p)
 	}
 	s.wakeLocked()
+}
+
+// Seed writes, ahead of everything, what the pane wrote before its stream
+// began: its first output, which got it muted while nobody watched it, at
+// the time it came. A wait that began before that time judges it as
+// output, and a cursor can point into it. The shell's marks in it are not
+// read: what the pane wrote after it is not known, so they may be stale.
+// A stream already written to is not seeded.
+func (s *Stream) Seed(p []byte, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(p) == 0 || s.ring.End() != 0 {
+		return
+	}
+	s.lastWrite = at
+	s.noteWriteLocked(at)
+	s.ring.Write(p)
+	s.seeded, s.seededAt = s.ring.End(), at
+	s.prompt = NewPromptTracker(s.seeded)
+}
+
+// Seeded returns where the bytes given to Seed end, and when the pane
+// wrote them; end is 0 when there were none.
+func (s *Stream) Seeded() (end int64, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seeded, s.seededAt
 }
 
 // Tap calls fn with every byte written from now on, in order, until untap

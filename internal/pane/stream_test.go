@@ -348,3 +348,30 @@ func TestBeforeIsWhatTheStreamHoldsJustBeforeAnOffset(t *testing.T) {
 		})
 	}
 }
+
+func TestAStreamBeginsWithItsSeedAndReadsNoMarksInIt(t *testing.T) {
+	s := NewStream("%1", 1, 1<<10)
+	at := time.Now().Add(-time.Second)
+	seed := "FIRST\r\n\x1b]133;C\aSECOND\r\n"
+	s.Seed([]byte(seed), at)
+	if end, when := s.Seeded(); end != int64(len(seed)) || !when.Equal(at) {
+		t.Fatalf("Seeded() = %d, %v; want %d, %v", end, when, len(seed), at)
+	}
+	if data, _, _ := s.ReadFrom(0, len(seed)); string(data) != seed {
+		t.Errorf("the stream begins with %q, want the seed %q", data, seed)
+	}
+	if ps := s.Prompt(); ps.Marks || ps.Running {
+		t.Errorf("prompt state %+v after a seed holding C: its marks may be stale, want none read", ps)
+	}
+	if off := s.EndAt(at.Add(-time.Millisecond)); off != 0 {
+		t.Errorf("EndAt just before the seed's time = %d, want 0", off)
+	}
+	s.Write([]byte("\x1b]133;A\alive\r\n"))
+	if ps := s.Prompt(); !ps.Marks {
+		t.Errorf("prompt state %+v: the marks written after the seed are read", ps)
+	}
+	s.Seed([]byte("again"), time.Now())
+	if end, _ := s.Seeded(); end != int64(len(seed)) {
+		t.Errorf("a second seed moved the seed's end to %d", end)
+	}
+}

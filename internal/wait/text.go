@@ -279,14 +279,15 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		w.dec = decoder(from)
 		w.dec.ResumeAfter(stream.Before(w.dec.Offset()))
 		// A pane tmcp carried but nobody watched is muted at its first
-		// output, which tmcp keeps with its time: when that came after the
-		// call, it is output, whatever the screen read at arrival shows.
+		// output, which its stream begins with (Stream.Seed): when that
+		// came after the call, it is output, whatever the screen read at
+		// arrival shows.
 		if cur == nil {
 			since := arrival(ctx).At
 			if since.IsZero() {
 				since = start
 			}
-			if first := s.hub.FirstOutputSince(req.PaneID, since); len(first) > 0 && w.before(first, from, decoder) {
+			if end, at := stream.Seeded(); end > 0 && !at.Before(since) && w.seed(stream, end, decoder) {
 				return s.finish(ctx, w, stream, start), nil
 			}
 		}
@@ -388,21 +389,22 @@ func (w *textWait) feed(data []byte) bool {
 	return false
 }
 
-// chunk decodes a piece of output and reports whether the wait is over.
-// Stop patterns are checked over the whole piece before success patterns.
-// before judges output that reached tmcp before the stream began at from:
-// its lines end, for the cursor, where the stream begins.
-func (w *textWait) before(data []byte, from int64, decoder func(int64) *pane.Decoder) bool {
+// seed judges the output a stream began with, up to end (Stream.Seed):
+// output the pane wrote before the stream began, read here with its own
+// decoder.
+func (w *textWait) seed(stream *pane.Stream, end int64, decoder func(int64) *pane.Decoder) bool {
+	data, _, missed := stream.ReadFrom(0, int(end))
 	main := w.dec
-	w.dec = decoder(from)
-	done := w.chunk(data)
-	if w.endAt > from {
-		w.endAt = from
+	w.dec = decoder(missed)
+	if w.feed(data) {
+		return true
 	}
 	w.dec, w.partial = main, ""
-	return done
+	return false
 }
 
+// chunk decodes a piece of output and reports whether the wait is over.
+// Stop patterns are checked over the whole piece before success patterns.
 func (w *textWait) chunk(data []byte) bool {
 	var lines []string
 	var ends []int64

@@ -393,3 +393,35 @@ func TestWaitForTextJoinedInsideAMarkReadsNoneOfItAsText(t *testing.T) {
 		}
 	}
 }
+
+// TestACursorFromAMatchInAPanesFirstOutputResumesRightAfterIt: a pane
+// nobody watched, in a session whose output tmcp carries, writes two lines
+// at once after a wait's call began; they reach tmcp as the output that
+// got the pane muted, before its stream began. The wait matches the first,
+// and a wait from its cursor finds the second at once.
+func TestACursorFromAMatchInAPanesFirstOutputResumesRightAfterIt(t *testing.T) {
+	f := newFixture(t)
+	id := strings.TrimSpace(f.srv.Must("new-window", "-d", "-P", "-F", "#{pane_id}", "sh"))
+	f.waitForPrompt(id)
+	// Streaming %0 makes tmcp carry the session's output from here.
+	_, release, err := f.hub.Acquire(context.Background(), "%0", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	called := time.Now()
+	fmt.Fprint(f.tty(id), "FIRST\r\nSECOND\r\n")
+	f.screenShows(id, "SECOND")
+	// tmux sends the output on to tmcp as it shows it; the grace covers a
+	// loaded machine.
+	time.Sleep(200 * time.Millisecond)
+	ctx := WithArrival(context.Background(), Arrival{Read: called, At: called})
+	r, err := f.s.WaitForText(ctx, withDefaults(TextRequest{PaneID: id, Patterns: []string{"FIRST"}, Timeout: Timeout{Duration: 2 * time.Second}}))
+	if err != nil || r.Outcome != OutcomeMatched || r.Matched != "FIRST" {
+		t.Fatalf("a wait begun before the pane's first output: %+v, %v; want FIRST matched", r, err)
+	}
+	r2 := f.waitText(TextRequest{PaneID: id, Patterns: []string{"SECOND"}, Cursor: r.Cursor, Timeout: Timeout{Duration: 500 * time.Millisecond}})
+	if r2.Outcome != OutcomeMatched || r2.Matched != "SECOND" || r2.CursorReset {
+		t.Fatalf("the wait from FIRST's cursor: outcome %s matched %q reset %v alreadyOnScreen %v, want SECOND", r2.Outcome, r2.Matched, r2.CursorReset, r2.AlreadyOnScreen)
+	}
+}
