@@ -274,39 +274,35 @@ func (s *Service) recordedEnd(ctx context.Context, j *job) (status int, ok bool)
 	return status, ok
 }
 
-// paneEnd reads the process of a job's pane and the end its shell left
-// (its end file first; the option, for a shell helped by a tmcp that kept
-// no file); ok says the end names the job, with its status.
+// paneEnd reads the process of a job's pane and the end its shell left:
+// in the pane's endOption (a shell helped by a tmcp that kept no file), or
+// else in its end file; ok says the end names the job, with its status.
 func (s *Service) paneEnd(ctx context.Context, j *job) (pid, status int, ok bool, err error) {
 	_, tag := j.mark()
 	out, err := s.tc.Expand(ctx, j.paneID, "#{pane_pid} #{"+endOption+"}")
-	if err != nil {
+	if err != nil || len(out) == 0 {
 		return 0, 0, false, err
 	}
-	pid, status, ok = parseEnd(out, tag)
+	pidText, option, _ := strings.Cut(out[0], " ")
+	pid, _ = strconv.Atoi(pidText)
+	status, ok = parseEnd(option, tag)
 	if file := s.endFile(j.paneID); file != "" && !ok {
 		if b, err := os.ReadFile(file); err == nil {
-			_, status, ok = parseEnd([]string{strconv.Itoa(pid) + " " + strings.TrimSpace(string(b))}, tag)
+			status, ok = parseEnd(string(b), tag)
 		}
 	}
 	return pid, status, ok, nil
 }
 
-// parseEnd reads "PID TAG STATUS", the pane's process and the end its
-// shell left; ok says the end names job tag.
-func parseEnd(out []string, tag string) (pid, status int, ok bool) {
-	if len(out) == 0 {
-		return 0, 0, false
+// parseEnd reads "TAG STATUS", the end a shell left in its pane's file or
+// option; ok says it names job tag.
+func parseEnd(end, tag string) (status int, ok bool) {
+	f := strings.Fields(end)
+	if len(f) != 2 || f[0] != tag {
+		return 0, false
 	}
-	f := strings.Fields(out[0])
-	if len(f) > 0 {
-		pid, _ = strconv.Atoi(f[0])
-	}
-	if len(f) != 3 || f[1] != tag {
-		return pid, 0, false
-	}
-	status, err := strconv.Atoi(f[2])
-	return pid, status, err == nil
+	status, err := strconv.Atoi(f[1])
+	return status, err == nil
 }
 
 // refill takes an adopted job's output from the pane's history, where
@@ -320,17 +316,12 @@ func (s *Service) refill(ctx context.Context, j *job) {
 	if skip {
 		return
 	}
-	_, tag := j.mark()
 	var rows, lines []string
 	var err error
 	found, settled := false, true
 	for try := 0; ; try++ {
 		rows, err = s.tc.CapturePane(ctx, j.paneID, tmux.CaptureOptions{History: true})
-		if j.alone {
-			lines, found = aloneOutputInHistory(pane.TrimBlank(rows), j.command, running)
-		} else {
-			lines, found, settled = outputInHistory(pane.TrimBlank(rows), tag, running)
-		}
+		lines, found, settled = j.outputIn(pane.TrimBlank(rows), running)
 		if err != nil || settled || try == promptTries {
 			break
 		}
@@ -354,6 +345,18 @@ func (s *Service) refill(ctx context.Context, j *job) {
 	for _, l := range lines {
 		j.tail.AddPiece(l, false)
 	}
+}
+
+// outputIn finds the job's output in a pane's rows, by the line that ran
+// it: outputInHistory, or aloneOutputInHistory for a command typed alone
+// (always settled).
+func (j *job) outputIn(rows []string, running bool) (lines []string, found, settled bool) {
+	if j.alone {
+		lines, found = aloneOutputInHistory(rows, j.command, running)
+		return lines, found, true
+	}
+	_, tag := j.mark()
+	return outputInHistory(rows, tag, running)
 }
 
 // historyNote says where an adopted job's output came from; j.mu is held.

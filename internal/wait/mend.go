@@ -44,14 +44,7 @@ func (s *Service) mendFromHistory(ctx context.Context, j *job) (taken, joined bo
 	if err != nil {
 		return false, false
 	}
-	var whole []string
-	found := false
-	if j.alone {
-		whole, found = aloneOutputInHistory(rows, j.command, true)
-	} else {
-		_, tag := j.mark()
-		whole, found, _ = outputInHistory(rows, tag, true)
-	}
+	whole, found, _ := j.outputIn(rows, true)
 	tail := kept
 	if found {
 		tail = pane.NewTailBuffer(jobTailLines, jobTailBytes)

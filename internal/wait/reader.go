@@ -67,7 +67,7 @@ const maxHeldLines = 8
 // line takes a line of the command's output, or a piece of one that goes
 // on (more).
 func (r *reader) line(text string, more bool) {
-	if len(r.heldLines) == 0 && (more || !endsInKeyEcho(text, r.alone || r.j.farShell)) {
+	if len(r.heldLines) == 0 && (more || !endsInKeyEcho(text, r.alone || r.j.farShell != "")) {
 		r.j.addPiece(text, more)
 		return
 	}
@@ -136,7 +136,7 @@ func (r *reader) consume(data []byte, now time.Time) (finished bool) {
 // a loss may have cut off the job's end mark: nothing else tells there,
 // ssh holding the pane's terminal throughout. It reports whether it did.
 func (r *reader) farShellEnded(osc string) bool {
-	if !r.j.farShell || !r.interrupted && !r.j.lostOutput() {
+	if r.j.farShell == "" || !r.interrupted && !r.j.lostOutput() {
 		return false
 	}
 	m, ok := pane.ParseShellMark(osc)
@@ -144,7 +144,7 @@ func (r *reader) farShellEnded(osc string) bool {
 		return false
 	}
 	if !m.HasStatus {
-		r.j.end(false, nil, "the shell behind "+r.j.farProgram+" marked the end of the line without its status")
+		r.j.end(false, nil, "the shell behind "+r.j.farShell+" marked the end of the line without its status")
 		return true
 	}
 	r.endWith("E", m.Status, r.dec.Partial())

@@ -340,7 +340,10 @@ func TestReaderEndsAtAFarShellsMarkOnlyOnceItsOwnEndMayBeCut(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			j, r := readerFixture("x")
-			j.farShell, j.farProgram, j.lost = tt.far, "ssh", tt.lost
+			if tt.far {
+				j.farShell = "ssh"
+			}
+			j.lost = tt.lost
 			done := r.consume([]byte(typedEcho(token)+mark("C", token)+tt.after), time.Now())
 			if done != tt.done {
 				t.Fatalf("done %v, want %v", done, tt.done)

@@ -92,8 +92,7 @@ type job struct {
 	panePID      int           // the pane's process when the job started
 	shellGroup   int           // the process group of the pane's shell (see frontGroup); 0: not known
 	family       shellFamily   // the pane's shell, as its name tells
-	farShell     bool          // the pane's foreground program (farProgram) reaches a shell elsewhere
-	farProgram   string
+	farShell     string        // the pane's foreground program (ssh…) when it reaches a shell elsewhere
 	adopted      bool          // started by an earlier tmcp (adopt.go)
 	refilled     bool          // an adopted job's output was taken from history once it ended
 	typingFrom   time.Time     // when tmcp began to type the run's lines: a key sent from then may cut them
@@ -166,8 +165,9 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	j := newJob(newJobID(), req.PaneID, req.Command, start)
 	family := familyOf(info.Command)
 	j.panePID, j.shellGroup, j.onEnd, j.family = info.PID, s.frontGroup(info.PID), s.ended, family
-	j.farProgram = path.Base(info.Command)
-	j.farShell = remoteShell[j.farProgram]
+	if program := path.Base(info.Command); remoteShell[program] {
+		j.farShell = program
+	}
 	if holder := s.jobs.claim(j); holder != nil {
 		return runResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}

@@ -592,17 +592,16 @@ func helperMissingIn(b []byte) bool {
 	return false
 }
 
-// A shell that cannot parse a typed line says so on a line of its own
-// that begins with its name: "bash: syntax error near …", "dash: 1:
-// Syntax error: …", "mksh: syntax error: …", "zsh: parse error near …"
-// (after its prompt, where the line was typed ahead of it and the
-// terminal echoed it before; mksh may put "E: " before). fish names the fault in its own words ("fish: Unsupported use of
-// '='…") and keeps the line in its editor. Only such a line counts, never
-// the echo of a command that merely holds the words: a command told apart
-// wrongly would run twice.
+// A shell that cannot parse a typed line says so on a line of its own,
+// naming itself: "bash: syntax error near …", "dash: 1: Syntax error: …",
+// "E: mksh: syntax error: …", "zsh: parse error near …"; after its
+// prompt, where the line was typed ahead of it and the terminal echoed it
+// before. fish names the fault in its own words at the start of a line
+// ("fish: Unsupported use of '='…") and keeps the line in its editor.
+// Only such a line counts, never the echo of a command that merely holds
+// the words: a command told apart wrongly would run twice.
 var (
 	unparsedSays = regexp.MustCompile(`(?i)\b[a-z]*sh: (?:.*: )?(?:syntax|parse) error`)
-	fishSays     = regexp.MustCompile(`^fish: `)
 	fishJobSays  = regexp.MustCompile(`^fish: Job \d+, `) // a background job's end
 )
 
@@ -614,7 +613,7 @@ var (
 // once no start mark followed it (unparsedGrace).
 func unparsedIn(line string, f shellFamily) bool {
 	if f == fishShell {
-		return fishSays.MatchString(line) && !fishJobSays.MatchString(line) && !helperMissingIn([]byte(line+"\n"))
+		return strings.HasPrefix(line, "fish: ") && !fishJobSays.MatchString(line) && !helperMissingIn([]byte(line+"\n"))
 	}
 	// The echo of a typed line holds its opening.
 	return unparsedSays.MatchString(line) && !strings.Contains(line, "__tmcp")
