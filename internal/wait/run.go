@@ -394,6 +394,12 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 			break
 		}
 	}
+	if t.recall != "" {
+		if err := s.tc.SetOption(ctx, tmux.PaneScope, paneID, typedOption, t.recall, false); err != nil {
+			// Nothing is typed yet: the keys never reached tmux.
+			return fmt.Errorf("leaving the command for the shell's history in %s: %w", typedOption, errors.Join(err, tmux.ErrNotSent))
+		}
+	}
 	// From here an interrupt key may cut what is typed: one sent as the
 	// first line goes may land after it.
 	j.typingBegins()

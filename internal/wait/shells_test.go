@@ -21,7 +21,7 @@ var testShells = []struct {
 	{"bash", "env HISTFILE=/dev/null PS1='$ ' bash --norc --noprofile", "history"},
 	{"zsh", "env HISTFILE=/dev/null PS1='$ ' zsh -f", "fc -ln 1"},
 	{"dash", "env PS1='$ ' dash -i", ""},
-	{"mksh", "env ENV=/dev/null HISTFILE=/dev/null PS1='$ ' mksh -i", "fc -l"},
+	{"mksh", "env ENV=/dev/null HISTFILE=/dev/null PS1='$ ' mksh -i", "fc -l 1 99999"},
 	{"fish", "fish --no-config", "history"},
 }
 
@@ -145,6 +145,7 @@ func TestRunCommandInEveryShell(t *testing.T) {
 			}
 			typed(multi, false, "0", "line 1", "line 2")
 			typed("echo \"tab\there\"", false, "0", "tab\there")
+			typed(`printf '%s\n' 'a\b' # a comment: handed over`, false, "0", `a\b`)
 			typed("echo secret-suppressed", true, "0", "secret-suppressed")
 			if r := f.runIn(id, "if then", false); !r.Finished || r.ExitStatus == nil || *r.ExitStatus == 0 {
 				t.Fatalf("a command the shell cannot parse: finished %v status %s (reason %q), want its error status", r.Finished, statusOf(r), r.Reason)
@@ -171,15 +172,20 @@ func TestRunCommandInEveryShell(t *testing.T) {
 				return
 			}
 			screen := f.history(id, sh.history)
-			kept := []string{"echo 'build done'", "echo before;", "echo alive"}
+			kept := []string{"echo 'build done'", "echo before;", "echo alive", `printf '%s|%s\n' "it's" 'say "hi"'`}
 			if sh.name != "fish" {
-				kept = append(kept, "(echo in-subshell; exit 5)")
+				// fish keeps no command handed over (README).
+				kept = append(kept, "(echo in-subshell; exit 5)", "echo \"tab\there\"", `printf '%s\n' 'a\b' # a comment`)
 			}
 			if sh.name == "mksh" {
-				// mksh keeps the commands handed over, and no other.
-				kept = []string{"for i in 1 2"}
+				// mksh reads a command typed as written back from the
+				// pane's option, and keeps one handed over as it read it.
+				kept = append(kept, "for i in 1 2")
 			}
 			for _, want := range kept {
+				if sh.name == "zsh" {
+					want = strings.ReplaceAll(want, "\t", `\t`) // as fc lists it
+				}
 				if !strings.Contains(screen, want) {
 					t.Errorf("%s history lacks %q:\n%s", sh.name, want, screen)
 				}

@@ -79,10 +79,21 @@ func familyOf(command string) shellFamily {
 // posixHelper marks a job's start (one argument, the token, in the
 // subshell) or its end (the token and the status, in the pane's shell),
 // reads a command handed over through the terminal (__tmcp_r), and runs
-// it (__tmcp_x).
-const posixHelper = ` __tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf '\033]133;C;tmcp-%s\007' "$1";` +
-	`else printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";__tmcp_k "$1" "$2";__tmcp_h "$@";fi;}` +
-	`;__tmcp_r(){ trap 'stty echo;trap - INT;return 130' INT;stty -echo;printf '\033]133;R;tmcp-%s\007' "$1";__tmcp_cmd=;` +
+// it (__tmcp_x). The history is seen to after the end mark, or before it
+// where it reads what tmcp left for this job (mksh's), which the next
+// run, begun at the mark, would replace.
+func posixHelper(historyFirst bool) string {
+	end := `printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";__tmcp_k "$1" "$2";__tmcp_h "$@";`
+	if historyFirst {
+		end = `__tmcp_h "$@";printf '\033]133;E;%s;tmcp-%s\007' "$2" "$1";__tmcp_k "$1" "$2";`
+	}
+	return ` __tmcp(){ if [ $# -eq 1 ];then trap 'exit 130' INT;printf '\033]133;C;tmcp-%s\007' "$1";` +
+		`else ` + end + `fi;}` + posixReader
+}
+
+// posixReader reads a command handed over (__tmcp_r) and runs it
+// (__tmcp_x).
+const posixReader = `;__tmcp_r(){ trap 'stty echo;trap - INT;return 130' INT;stty -echo;printf '\033]133;R;tmcp-%s\007' "$1";__tmcp_cmd=;` +
 	`while IFS= read -r __tmcp_l;do [ "$__tmcp_l" = . ]&&break;__tmcp_cmd=$__tmcp_cmd$__tmcp_l;done;stty echo;trap - INT;` +
 	`__tmcp_cmd=$(printf %b "$__tmcp_cmd");};__tmcp_x(){ (eval "$__tmcp_cmd");}`
 
@@ -101,11 +112,19 @@ func posixEndFile(file string) string {
 // posixHistory keeps history as it is, for shells that need no care.
 const posixHistory = `;__tmcp_h(){ :;}`
 
-// mkshHistory adds a command handed over to mksh's history as written
-// (print -s); the typed lines begin with a space, which keeps them out.
-// A command typed as written is not kept: nothing in mksh gives the
-// helper the text of the line it runs in.
-const mkshHistory = `;__tmcp_h(){ [ "$3" != - ]&&[ -n "$__tmcp_cmd" ]&&print -s -- "$__tmcp_cmd";__tmcp_cmd=;}`
+// mkshHistory adds the command as written to mksh's history (print -rs);
+// the typed lines begin with a space, which keeps them out. Nothing in
+// mksh gives the helper the text of the line it runs in, so a command
+// typed as written is read back from the pane's typedOption, where tmcp
+// left it with the job's token, through the shell's tmux where it can
+// reach it; a command handed over is the one the helper read.
+const mkshHistory = `;__tmcp_h(){ if [ "$3" != - ];then if [ -n "$__tmcp_cmd" ];then print -rs -- "$__tmcp_cmd";` +
+	`elif [ -n "$TMUX_PANE" ];then __tmcp_l=$(command tmux show -pvt "$TMUX_PANE" ` + typedOption + ` 2>/dev/null);` +
+	`case $__tmcp_l in "$1 "?*) print -rs -- "${__tmcp_l#"$1 "}";;esac;fi;fi;__tmcp_cmd=;}`
+
+// typedOption is the pane option where tmcp leaves "TOKEN COMMAND" before
+// it types a command as written into mksh, for mksh's history.
+const typedOption = "@tmcp_typed"
 
 // bashHistory replaces the typed line in bash's history with the command
 // as written (history -s drops the entry it follows), or drops it when
@@ -221,13 +240,13 @@ func helperLine(f shellFamily, endFile string) string {
 	}
 	switch f {
 	case bashShell:
-		return posixHelper + end + bashHistory
+		return posixHelper(false) + end + bashHistory
 	case zshShell:
-		return posixHelper + end + zshHistory
+		return posixHelper(false) + end + zshHistory
 	case mkshShell:
-		return posixHelper + end + mkshHistory
+		return posixHelper(true) + end + mkshHistory
 	}
-	return posixHelper + end + posixHistory
+	return posixHelper(false) + end + posixHistory
 }
 
 // maxReadable bounds a command typed as it is; a longer one is handed
@@ -245,6 +264,9 @@ type typing struct {
 	lines    []string
 	handover []string
 	after    []string // typed once the handover is read
+	// recall is left in the pane's typedOption before the lines are
+	// typed, for a shell that reads the command back from there (mksh).
+	recall string
 }
 
 // typedFor returns what to type to run command as job token (the id,
@@ -276,12 +298,17 @@ func typedFor(f shellFamily, token, command string, suppressHistory, handOver bo
 		lead = " "
 	}
 	if readable {
+		var t typing
+		if f == mkshShell && !suppressHistory {
+			t.recall = token + " " + command
+		}
 		// "((" would open an arithmetic command in bash, zsh and mksh:
 		// a command that begins with "(" is set apart by a space.
 		if strings.HasPrefix(command, "(") {
 			command = " " + command
 		}
-		return typing{lines: []string{lead + "(__tmcp " + token + "&&(" + command + "))" + end}}
+		t.lines = []string{lead + "(__tmcp " + token + "&&(" + command + "))" + end}
+		return t
 	}
 	line := lead + "__tmcp_r " + token + "&&(__tmcp " + token + ";__tmcp_x)" + end
 	return typing{lines: []string{line + summary(command, 80-len(line))}, handover: handover(command)}

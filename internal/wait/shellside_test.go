@@ -86,6 +86,34 @@ func TestTypedLineIsTheCommandAndAFewBytes(t *testing.T) {
 	}
 }
 
+// TestOnlyMkshRecallsACommandTypedAsWritten: mksh reads back, from the
+// pane's option, the command it is to keep in its history, with the job's
+// token; nothing is left there for a command handed over (the helper
+// read it), kept out of history, or typed into another shell.
+func TestOnlyMkshRecallsACommandTypedAsWritten(t *testing.T) {
+	for _, tt := range []struct {
+		family             shellFamily
+		command            string
+		suppress, handOver bool
+		want               string
+	}{
+		{mkshShell, "echo 'build done'", false, false, "1a2b3 echo 'build done'"},
+		{mkshShell, "(echo sub; exit 5)", false, false, "1a2b3 (echo sub; exit 5)"},
+		{mkshShell, `printf '%s\n' x`, false, false, `1a2b3 printf '%s\n' x`},
+		{mkshShell, "echo secret", true, false, ""},
+		{mkshShell, "echo x", false, true, ""},
+		{mkshShell, "for i in 1 2\ndo echo $i\ndone", false, false, ""},
+		{bashShell, "echo x", false, false, ""},
+		{zshShell, "echo x", false, false, ""},
+		{posixShell, "echo x", false, false, ""},
+		{fishShell, "echo x", false, false, ""},
+	} {
+		if got := typedFor(tt.family, "1a2b3", tt.command, tt.suppress, tt.handOver).recall; got != tt.want {
+			t.Errorf("family %d, %q (suppress %v, handOver %v): recall %q, want %q", tt.family, tt.command, tt.suppress, tt.handOver, got, tt.want)
+		}
+	}
+}
+
 func TestHandoverSplitsNeverInsideAnEscape(t *testing.T) {
 	command := strings.Repeat("a'", 3000)
 	lines := handover(command)
