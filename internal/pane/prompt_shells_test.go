@@ -19,6 +19,12 @@ import (
 // its pane id once its prompt shows.
 func integratedShell(t *testing.T, srv *tmuxtest.Server, shell string) string {
 	t.Helper()
+	// bash before 5 has no EPOCHREALTIME: bash 5 without it takes the
+	// snippet's path for those.
+	bash4 := shell == bashWithoutClock
+	if bash4 {
+		shell = "bash"
+	}
 	if _, err := exec.LookPath(shell); err != nil {
 		t.Skipf("%s not installed: run scripts/install-deps.sh", shell)
 	}
@@ -32,6 +38,9 @@ func integratedShell(t *testing.T, srv *tmuxtest.Server, shell string) string {
 	case "bash":
 		rc, command = filepath.Join(dir, "bashrc"), "bash --noprofile --rcfile "+filepath.Join(dir, "bashrc")
 		script = "PS1='$ '\n" + script + script
+		if bash4 {
+			script = "unset EPOCHREALTIME\n" + script
+		}
 	case "zsh":
 		rc, command = filepath.Join(dir, ".zshrc"), "env ZDOTDIR="+dir+" zsh -d"
 		script = "PS1='$ '\n" + script + script
@@ -76,8 +85,12 @@ func marksIn(p []byte) []string {
 // fish, each with the snippet loaded twice, and reads the marks from the
 // pane's stream: C before the command's output, D with its status, then
 // the working directory, A and B of the next prompt, each once.
+// bashWithoutClock names, for integratedShell, bash with its snippet
+// loaded as bash 4.4 would load it, with no EPOCHREALTIME.
+const bashWithoutClock = "bash 4.4"
+
 func TestShellSnippetsEmitEachMarkOnce(t *testing.T) {
-	for _, shell := range []string{"bash", "zsh", "fish"} {
+	for _, shell := range []string{"bash", bashWithoutClock, "zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
 			srv := tmuxtest.New(t)
 			pane := integratedShell(t, srv, shell)
@@ -104,8 +117,13 @@ func TestShellSnippetsEmitEachMarkOnce(t *testing.T) {
 			if !st.Marks || st.Running || !st.HasStatus || st.Status != 3 || st.Cwd != "/tmp" || st.CommandEnd <= st.OutputStart {
 				t.Errorf("%s: prompt state %+v, want at the prompt, status 3, cwd /tmp", shell, st)
 			}
-			// The shell measured the run itself (bash 5, zsh/datetime, fish).
-			if !st.HasTook || st.Took < 0 || st.Took > 5*time.Second {
+			// The shell measured the run itself (bash 5, zsh/datetime,
+			// fish); bash 4.4 cannot, and its D says nothing of it.
+			if shell == bashWithoutClock {
+				if st.HasTook {
+					t.Errorf("%s: prompt state %+v, want no run time from its D", shell, st)
+				}
+			} else if !st.HasTook || st.Took < 0 || st.Took > 5*time.Second {
 				t.Errorf("%s: prompt state %+v, want the command's run time from its D", shell, st)
 			}
 		})
