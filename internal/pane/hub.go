@@ -353,6 +353,7 @@ func (h *Hub) checkPanes() {
 	for _, p := range panes {
 		alive[p.ID] = p
 	}
+	h.tc.ForgetGonePanes(panes)
 	// A pane gone takes its count of typed bytes with it.
 	h.mu.Lock()
 	for id := range h.typedBytes {

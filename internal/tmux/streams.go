@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,41 @@ func (c *Client) OnLayoutChange(fn func()) {
 	c.streams.mu.Lock()
 	defer c.streams.mu.Unlock()
 	c.streams.onLayout = fn
+}
+
+// ForgetGonePanes drops what tmcp keeps of the output of panes gone from
+// the server, given every pane alive (as ListPanes gives them): each pane
+// that ever wrote in a carried session leaves a little state, which a
+// long-lived tmcp must not keep for every pane it saw come and go. A
+// watched pane is kept (its stream says when it is gone), and so is every
+// pane newer than the newest alive: pane ids only grow, so it was made
+// after the panes were listed.
+func (c *Client) ForgetGonePanes(panes []Pane) {
+	alive := make(map[string]bool, len(panes))
+	newest := -1
+	for _, p := range panes {
+		alive[p.ID] = true
+		newest = max(newest, paneNumber(p.ID))
+	}
+	s := c.streams
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, flows := range s.flows {
+		for id := range flows {
+			if n := paneNumber(id); !alive[id] && s.watchers[id] == nil && n >= 0 && n < newest {
+				delete(flows, id)
+			}
+		}
+	}
+}
+
+// paneNumber is the number of a pane id ("%12": 12), or -1.
+func paneNumber(id string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "%"))
+	if err != nil || !strings.HasPrefix(id, "%") {
+		return -1
+	}
+	return n
 }
 
 // paneFlow is the state of one pane's output to one output client, as

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -417,6 +418,73 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 		t.Errorf("the muted pane sent %d %%output lines once its mute was in force, want 0 (%d came before)", n, inFlight)
 	}
 	t.Logf("%%output lines before the mute took effect: %d, the first among them", inFlight)
+}
+
+// TestGonePanesAreForgotten: each pane that wrote in a carried session
+// leaves its flow; once the pane is gone, a listing of the panes alive
+// drops it, but keeps a watched pane's and that of a pane newer than the
+// listing.
+func TestGonePanesAreForgotten(t *testing.T) {
+	srv := tmuxtest.New(t)
+	for range 3 {
+		srv.Must("split-window", "-d", "-t", "main", "sh")
+	}
+	c := newClient(t, srv)
+	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	flows := func() []string {
+		c.streams.mu.Lock()
+		defer c.streams.mu.Unlock()
+		var ids []string
+		for _, f := range c.streams.flows {
+			for id := range f {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for _, p := range []string{"%1", "%2", "%3"} {
+		srv.Must("send-keys", "-t", p, "echo wrote", "Enter")
+	}
+	if !tmuxtest.WaitFor(5*time.Second, func() bool { return slices.Equal(flows(), []string{"%0", "%1", "%2", "%3"}) }) {
+		t.Fatalf("flows %q, want the watched pane's and one for each pane that wrote", flows())
+	}
+	srv.Must("kill-pane", "-t", "%1")
+	srv.Must("kill-pane", "-t", "%2")
+	listed := func(ids ...string) []Pane {
+		var panes []Pane
+		for _, id := range ids {
+			panes = append(panes, Pane{ID: id})
+		}
+		return panes
+	}
+	// A listing made before %1, %2 and %3 were: they are newer.
+	c.ForgetGonePanes(listed("%0"))
+	if got := flows(); !slices.Equal(got, []string{"%0", "%1", "%2", "%3"}) {
+		t.Errorf("panes newer than the listing: flows %q, want all kept", got)
+	}
+	c.ForgetGonePanes(listed("%0", "%3"))
+	if got := flows(); !slices.Equal(got, []string{"%0", "%3"}) {
+		t.Errorf("after %%1 and %%2 went: flows %q, want %%0's and %%3's", got)
+	}
+	stop3, err := c.Watch(context.Background(), "%3", "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop3()
+	c.ForgetGonePanes(listed("%0", "%4"))
+	if got := flows(); !slices.Equal(got, []string{"%0", "%3"}) {
+		t.Errorf("a watched pane missing from a listing: flows %q, want %%3's kept", got)
+	}
+	stop3()
+	c.ForgetGonePanes(listed("%0", "%4"))
+	if got := flows(); !slices.Equal(got, []string{"%0"}) {
+		t.Errorf("once unwatched and gone: flows %q, want %%0's alone", got)
+	}
 }
 
 func TestOutputClientFlagIsThePauseAfter(t *testing.T) {
