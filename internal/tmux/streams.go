@@ -215,7 +215,9 @@ func (s *streamSet) resume(ctx context.Context, cc *controlClient, w *watcher) e
 	_, err := via.await(ctx, r)
 	switch {
 	case err == nil && !cc.alive():
-		return errClosed // its session went as the pane was resumed, as cc would have said
+		// cc ended as the pane was resumed: its session went, or, with
+		// tmux still knowing it, its connection broke.
+		return cc.closedErr()
 	case err == nil || ctx.Err() != nil || via == cc:
 		return err
 	}

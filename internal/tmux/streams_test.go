@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -484,6 +485,37 @@ func TestGonePanesAreForgotten(t *testing.T) {
 	c.ForgetGonePanes(listed("%0", "%4"))
 	if got := flows(); !slices.Equal(got, []string{"%0"}) {
 		t.Errorf("once unwatched and gone: flows %q, want %%0's alone", got)
+	}
+}
+
+// TestAStreamWhoseConnectionBrokeAsItStartedSaysSo: an output client
+// through a transport (ssh) whose connection breaks as its pane is
+// resumed, while tmux still knows the client, so that the resume itself
+// succeeds: the stream's start fails as a lost connection, as the
+// client's own commands would, not as the session gone.
+func TestAStreamWhoseConnectionBrokeAsItStartedSaysSo(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	ctl, err := c.control(context.Background())
+	if err != nil || ctl == nil {
+		t.Fatalf("no command client: %v", err)
+	}
+	// A name tmux knows, so that the resume through the command client
+	// succeeds: the command client's own.
+	name, err := ctl.run(context.Background(), []string{"display-message", "-p", "#{client_name}"})
+	if err != nil || len(name) != 1 {
+		t.Fatalf("the command client's name: %q, %v", name, err)
+	}
+	cc := &controlClient{stderr: new(bytes.Buffer), done: make(chan struct{}), remote: true, name: name[0]}
+	close(cc.done) // its transport broke: no %exit was read
+	err = c.streams.resume(context.Background(), cc, &watcher{pane: "%0", session: "$0"})
+	if !errors.Is(err, ErrConnectionLost) {
+		t.Errorf("resuming a pane on a client whose connection broke: %v, want a lost connection", err)
+	}
+	cc.exited = true // tmux ended it: its session went
+	err = c.streams.resume(context.Background(), cc, &watcher{pane: "%0", session: "$0"})
+	if !errors.Is(err, errClosed) || errors.Is(err, ErrConnectionLost) {
+		t.Errorf("resuming a pane on a client tmux ended: %v, want it closed, no lost connection", err)
 	}
 }
 
