@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -394,11 +395,8 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 			break
 		}
 	}
-	if t.recall != "" {
-		if err := s.tc.SetOption(ctx, tmux.PaneScope, paneID, typedOption, t.recall, false); err != nil {
-			// Nothing is typed yet: the keys never reached tmux.
-			return fmt.Errorf("leaving the command for the shell's history in %s: %w", typedOption, errors.Join(err, tmux.ErrNotSent))
-		}
+	if err := s.leaveRecall(ctx, paneID, t.recall); err != nil {
+		return err
 	}
 	// From here an interrupt key may cut what is typed: one sent as the
 	// first line goes may land after it.
@@ -412,6 +410,25 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	j.typedLine(first == len(steps))
 	if first < len(steps) {
 		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
+	}
+	return nil
+}
+
+// leaveRecall leaves what a shell reads back for its history (mksh's; see
+// mkshHistory) where its helper looks: the pane's typedFile on tmcp's
+// machine, else its typedOption. A file that cannot be written costs the
+// history its entry, not the run.
+func (s *Service) leaveRecall(ctx context.Context, paneID, recall string) error {
+	if recall == "" {
+		return nil
+	}
+	if file := typedFile(s.endFile(paneID)); file != "" {
+		os.WriteFile(file, []byte(recall+"\n"), 0o600)
+		return nil
+	}
+	if err := s.tc.SetOption(ctx, tmux.PaneScope, paneID, typedOption, recall, false); err != nil {
+		// Nothing is typed yet: the keys never reached tmux.
+		return fmt.Errorf("leaving the command for the shell's history in %s: %w", typedOption, errors.Join(err, tmux.ErrNotSent))
 	}
 	return nil
 }

@@ -261,8 +261,17 @@ func TestEveryShellLeavesItsJobsEndInAFile(t *testing.T) {
 					t.Fatalf("after exit %s the end file holds %q (%v), want %q", st, b, err, want)
 				}
 			}
-			if opt := strings.TrimSpace(f.srv.Must("show-options", "-pqv", "-t", id, "@tmcp_end")); opt != "" {
-				t.Errorf("the pane's @tmcp_end is %q, want it unset", opt)
+			for _, option := range []string{"@tmcp_end", "@tmcp_typed"} {
+				if opt := strings.TrimSpace(f.srv.Must("show-options", "-pqv", "-t", id, option)); opt != "" {
+					t.Errorf("the pane's %s is %q, want it unset", option, opt)
+				}
+			}
+			// mksh reads the command back for its history from a file
+			// beside the end's, not through the pane's option.
+			if sh.history != "" {
+				if kept := f.history(id, sh.history); !strings.Contains(kept, "sh -c 'exit 0'") {
+					t.Errorf("%s history lacks the command run: %q", sh.name, kept)
+				}
 			}
 		})
 	}

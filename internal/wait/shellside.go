@@ -115,16 +115,33 @@ const posixHistory = `;__tmcp_h(){ :;}`
 // mkshHistory adds the command as written to mksh's history (print -rs);
 // the typed lines begin with a space, which keeps them out. Nothing in
 // mksh gives the helper the text of the line it runs in, so a command
-// typed as written is read back from the pane's typedOption, where tmcp
-// left it with the job's token, through the shell's tmux where it can
-// reach it; a command handed over is the one the helper read.
-const mkshHistory = `;__tmcp_h(){ if [ "$3" != - ];then if [ -n "$__tmcp_cmd" ];then print -rs -- "$__tmcp_cmd";` +
-	`elif [ -n "$TMUX_PANE" ];then __tmcp_l=$(command tmux show -pvt "$TMUX_PANE" ` + typedOption + ` 2>/dev/null);` +
-	`case $__tmcp_l in "$1 "?*) print -rs -- "${__tmcp_l#"$1 "}";;esac;fi;fi;__tmcp_cmd=;}`
+// typed as written is read back from where tmcp left it with the job's
+// token: the file typed (see typedFile), with the shell's own read, or,
+// when typed is "", the pane's typedOption, through a tmux process where
+// the shell reaches its tmux. A command handed over is the one the helper
+// read.
+func mkshHistory(typed string) string {
+	fetch := `[ -n "$TMUX_PANE" ]&&__tmcp_l=$(command tmux show -pvt "$TMUX_PANE" ` + typedOption + ` 2>/dev/null)`
+	if typed != "" {
+		fetch = `{ IFS= read -r __tmcp_l <'` + typed + `';} 2>/dev/null`
+	}
+	return `;__tmcp_h(){ if [ "$3" != - ];then if [ -n "$__tmcp_cmd" ];then print -rs -- "$__tmcp_cmd";` +
+		`else __tmcp_l=;` + fetch + `;case $__tmcp_l in "$1 "?*) print -rs -- "${__tmcp_l#"$1 "}";;esac;fi;fi;__tmcp_cmd=;}`
+}
 
 // typedOption is the pane option where tmcp leaves "TOKEN COMMAND" before
-// it types a command as written into mksh, for mksh's history.
+// it types a command as written into mksh, for mksh's history, when the
+// shell is not on tmcp's machine (see typedFile).
 const typedOption = "@tmcp_typed"
+
+// typedFile is the file where tmcp leaves "TOKEN COMMAND" for the mksh
+// of the pane whose jobs end in endFile: beside it, on tmcp's machine.
+func typedFile(endFile string) string {
+	if endFile == "" {
+		return ""
+	}
+	return endFile + ".typed"
+}
 
 // bashHistory replaces the typed line in bash's history with the command
 // as written (history -s drops the entry it follows), or drops it when
@@ -244,7 +261,7 @@ func helperLine(f shellFamily, endFile string) string {
 	case zshShell:
 		return posixHelper(false) + end + zshHistory
 	case mkshShell:
-		return posixHelper(true) + end + mkshHistory
+		return posixHelper(true) + end + mkshHistory(typedFile(endFile))
 	}
 	return posixHelper(false) + end + posixHistory
 }
@@ -264,8 +281,8 @@ type typing struct {
 	lines    []string
 	handover []string
 	after    []string // typed once the handover is read
-	// recall is left in the pane's typedOption before the lines are
-	// typed, for a shell that reads the command back from there (mksh).
+	// recall is left in the pane's typedFile or typedOption before the
+	// lines are typed, for a shell that reads the command back (mksh).
 	recall string
 }
 
