@@ -62,18 +62,10 @@ func TestWatchingAPaneOnlyResumesIt(t *testing.T) {
 	srv := tmuxtest.New(t)
 	srv.Must("split-window", "-d", "-t", "main", "sh")
 	c := newClient(t, srv)
-	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	watchQuietly(t, c, "%0")
 	settled := countAfter(t, srv, "display-message", "refresh-client")
 	before := settled()
-	stop1, err := c.Watch(context.Background(), "%1", "$0", func(OutputEvent) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop1()
+	watchQuietly(t, c, "%1")
 	after := settled()
 	// Every command over control mode is followed by one display-message,
 	// its sentinel: one refresh-client means one display-message.
@@ -232,11 +224,7 @@ func TestAnUnwatchedPaneIsMutedAtItsFirstOutput(t *testing.T) {
 		}
 		deliver(session, cc, ev)
 	}
-	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	watchQuietly(t, c, "%0")
 	srv.Must("send-keys", "-t", "%1", "while :; do echo tick; sleep 0.01; done", "Enter")
 	if !tmuxtest.WaitFor(3*time.Second, func() bool { return sibling.Load() > 0 }) {
 		t.Fatal("the unwatched pane's first output never reached the output client")
@@ -373,11 +361,7 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 		}
 		deliver(session, cc, ev)
 	}
-	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	watchQuietly(t, c, "%0")
 	// Output that reaches the client before tmcp knows the client's name
 	// is not muted yet (see streamSet.client): the mute is the first
 	// output's after that.
@@ -431,11 +415,7 @@ func TestGonePanesAreForgotten(t *testing.T) {
 		srv.Must("split-window", "-d", "-t", "main", "sh")
 	}
 	c := newClient(t, srv)
-	stop, err := c.Watch(context.Background(), "%0", "$0", func(OutputEvent) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	watchQuietly(t, c, "%0")
 	flows := func() []string {
 		c.streams.mu.Lock()
 		defer c.streams.mu.Unlock()
@@ -472,11 +452,7 @@ func TestGonePanesAreForgotten(t *testing.T) {
 	if got := flows(); !slices.Equal(got, []string{"%0", "%3"}) {
 		t.Errorf("after %%1 and %%2 went: flows %q, want %%0's and %%3's", got)
 	}
-	stop3, err := c.Watch(context.Background(), "%3", "$0", func(OutputEvent) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop3()
+	stop3 := watchQuietly(t, c, "%3")
 	c.ForgetGonePanes(listed("%0", "%4"))
 	if got := flows(); !slices.Equal(got, []string{"%0", "%3"}) {
 		t.Errorf("a watched pane missing from a listing: flows %q, want %%3's kept", got)
@@ -671,4 +647,16 @@ func TestACommandSentOnceAnotherIsPlacedIsWrittenAfterIt(t *testing.T) {
 	if got := strings.Join(commands, " | "); !strings.Contains(commands[0], "first") || !strings.Contains(commands[1], "second") {
 		t.Errorf("written in the order %s, want first, then second", got)
 	}
+}
+
+// watchQuietly watches a pane of session $0, dropping its output, until
+// the test ends or the returned stop is called.
+func watchQuietly(t *testing.T, c *Client, pane string) (stop func()) {
+	t.Helper()
+	stop, err := c.Watch(context.Background(), pane, "$0", func(OutputEvent) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return stop
 }
