@@ -79,6 +79,30 @@ func (c *Client) OnLayoutChange(fn func()) {
 	c.streams.onLayout = fn
 }
 
+// CaughtUp returns once tmcp has read all the output of a streamed pane
+// that tmux had queued for it when CaughtUp was called: tmux answers an
+// output client's commands after the output it queued for that client
+// before them, so a command's answer there marks the point. Output tmux
+// dropped for a lag (a pause) is not queued, and is not waited for.
+func (c *Client) CaughtUp(ctx context.Context, pane string) error {
+	s := c.streams
+	s.mu.Lock()
+	var cc *controlClient
+	if w := s.watchers[pane]; w != nil {
+		cc = w.client
+	}
+	s.mu.Unlock()
+	if cc == nil {
+		return fmt.Errorf("pane %s is not streamed", pane)
+	}
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	if _, err := cc.run(ctx, []string{"display-message", "-p", "caught-up"}); err != nil {
+		return fmt.Errorf("reading pane %s's output up to now: %w", pane, err)
+	}
+	return nil
+}
+
 // ForgetGonePanes drops what tmcp keeps of the output of panes gone from
 // the server, given every pane alive (as ListPanes gives them): each pane
 // that ever wrote in a carried session leaves a little state, which a

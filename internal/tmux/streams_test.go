@@ -495,6 +495,58 @@ func TestAStreamWhoseConnectionBrokeAsItStartedSaysSo(t *testing.T) {
 	}
 }
 
+// TestCaughtUpReturnsOnceTheOutputQueuedBeforeItIsRead: a watched pane
+// writes a long run of lines and then a mark while tmcp reads its output
+// client slowly. Once the mark is on the screen, tmux has queued it for
+// the client; CaughtUp returns only after the stream has delivered it.
+func TestCaughtUpReturnsOnceTheOutputQueuedBeforeItIsRead(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	deliver := c.streams.route
+	c.streams.route = func(session string, cc *controlClient, ev OutputEvent) {
+		if ev.Pane == "%0" && len(ev.Data) > 0 {
+			time.Sleep(5 * time.Millisecond) // a reader far slower than tmux
+		}
+		deliver(session, cc, ev)
+	}
+	var mu sync.Mutex
+	var got bytes.Buffer
+	stop, err := c.Watch(context.Background(), "%0", "$0", func(ev OutputEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		got.Write(ev.Data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	seen := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return bytes.Contains(got.Bytes(), []byte("CAUGHT-2"))
+	}
+	srv.Must("send-keys", "-t", "%0", "seq 1 30000; echo CAUGHT-$((1+1))", "Enter")
+	if !tmuxtest.WaitFor(10*time.Second, func() bool {
+		return strings.Contains(srv.Must("capture-pane", "-p", "-t", "%0"), "CAUGHT-2")
+	}) {
+		t.Fatal("the mark never reached the screen")
+	}
+	if seen() {
+		t.Fatal("the stream had the mark as soon as the screen did: no output was queued, the test proves nothing")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.CaughtUp(ctx, "%0"); err != nil {
+		t.Fatal(err)
+	}
+	if !seen() {
+		t.Error("CaughtUp returned before the stream delivered the output tmux had queued")
+	}
+	if err := c.CaughtUp(context.Background(), "%1"); err == nil {
+		t.Error("CaughtUp on a pane not streamed: no error")
+	}
+}
+
 func TestOutputClientFlagIsThePauseAfter(t *testing.T) {
 	if want := "pause-after=" + strconv.Itoa(PauseAfterSeconds); OutputClientFlag != want {
 		t.Errorf("OutputClientFlag %q, want %q", OutputClientFlag, want)

@@ -414,6 +414,28 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	return nil
 }
 
+// catchUpWait bounds the read of what tmux holds for a stream: it holds
+// no output longer than its pause-after before dropping it.
+const catchUpWait = (tmux.PauseAfterSeconds + 2) * time.Second
+
+// catchUp reads, in the background, all the output tmux has queued for a
+// pane's stream, and closes the channel it returns once it has, or once
+// tmux could not say so within catchUpWait. A job whose output tmux
+// dropped, and whose shell recorded its status, may still have output on
+// its way, its end mark among it, when the stream lags: ended without it,
+// the job would report its last lines short, and those lines would come
+// after it as new output.
+func (s *Service) catchUp(paneID string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), catchUpWait)
+		defer cancel()
+		_ = s.tc.CaughtUp(ctx, paneID) // failing, the job ends on the status as before
+	}()
+	return done
+}
+
 // leaveRecall leaves what a shell reads back for its history (mksh's; see
 // mkshHistory) where its helper looks: the pane's typedFile on tmcp's
 // machine, else its typedOption. A file that cannot be written costs the
@@ -576,6 +598,10 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	var lostEnd <-chan time.Time // ticks once output was lost, or a key interrupted the command
 	inFront := 0                 // looks in a row that found the shell in front
 	lookEvery := lostEndEvery
+	// After a loss, the output tmux still holds for the stream is read
+	// before the job ends on the status its shell recorded (see catchUp).
+	var catchingUp <-chan struct{}
+	caughtUp := false
 	for {
 		changed := stream.Changed()
 		data := f.take()
@@ -637,6 +663,8 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		case <-changed:
 		case <-j.done:
 			return
+		case <-catchingUp:
+			caughtUp, catchingUp = true, nil
 		case key := <-j.keys:
 			r.keySent(key, time.Now())
 		case <-j.stepped: // the grace of a key runs from the last typed line
@@ -663,6 +691,14 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				ctx, cancel := context.WithTimeout(context.Background(), lookEvery)
 				status, recorded := s.recordedEnd(ctx, j)
 				cancel()
+				if recorded && j.lostOutput() && !j.lostConnection() && !caughtUp {
+					// The end mark may not be lost but late, behind output
+					// tmux still holds for a stream that lags.
+					if catchingUp == nil {
+						catchingUp = s.catchUp(j.paneID)
+					}
+					continue
+				}
 				if recorded {
 					// The shell left the status in the pane's file or option: the end
 					// mark went by unseen (dropped, or before this tmcp).
