@@ -445,7 +445,7 @@ func (s *Service) leaveRecall(ctx context.Context, paneID, recall string) error 
 		return nil
 	}
 	if file := typedFile(s.endFile(paneID)); file != "" {
-		os.WriteFile(file, []byte(recall+"\n"), 0o600)
+		_ = os.WriteFile(file, []byte(recall+"\n"), 0o600)
 		return nil
 	}
 	if err := s.tc.SetOption(ctx, tmux.PaneScope, paneID, typedOption, recall, false); err != nil {
