@@ -54,10 +54,13 @@ type jobTable struct {
 	byID     map[string]*job
 	finished []*job // finished jobs, oldest first
 	kept     int    // bytes of output the finished jobs hold
+	// ended holds when each pane's last job ended, for a run that
+	// follows at once (see Service.awaitPrompt).
+	ended map[string]time.Time
 }
 
 func newJobTable() *jobTable {
-	return &jobTable{byPane: map[string]*job{}, byID: map[string]*job{}}
+	return &jobTable{byPane: map[string]*job{}, byID: map[string]*job{}, ended: map[string]time.Time{}}
 }
 
 // claim makes j the pane's job, or returns the job already holding it.
@@ -87,6 +90,15 @@ func (t *jobTable) release(j *job) {
 	if t.byPane[j.paneID] == j {
 		delete(t.byPane, j.paneID)
 	}
+	now := time.Now()
+	if len(t.ended) >= maxFinishedJobs {
+		for pane, at := range t.ended {
+			if now.Sub(at) > justEnded {
+				delete(t.ended, pane)
+			}
+		}
+	}
+	t.ended[j.paneID] = now
 	j.mu.Lock()
 	j.tail.Seal()
 	j.mu.Unlock()
@@ -119,6 +131,18 @@ func (j *job) keptBytes() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.tail.KeptBytes()
+}
+
+// justEnded is how recently a pane's last job ended for its shell to be
+// taken as still on its way back to its prompt.
+const justEnded = time.Second
+
+// endedJustNow reports whether a job in the pane ended within justEnded.
+func (t *jobTable) endedJustNow(paneID string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok := t.ended[paneID]
+	return ok && time.Since(at) < justEnded
 }
 
 // running returns the job holding a pane, if any.

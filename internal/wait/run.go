@@ -395,6 +395,9 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 			break
 		}
 	}
+	if !fresh {
+		s.awaitPrompt(ctx, info, stream)
+	}
 	if err := s.leaveRecall(ctx, paneID, t.recall); err != nil {
 		return err
 	}
@@ -412,6 +415,39 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
 	}
 	return nil
+}
+
+// promptAfterRun bounds how long a run waits for the prompt of a shell
+// that ended the pane's last job a moment ago.
+const promptAfterRun = 150 * time.Millisecond
+
+// awaitPrompt returns once the shell of a pane whose last job ended just
+// now has drawn its prompt (its cursor has left the row's start), or after
+// promptAfterRun. A line typed before the shell reads again is echoed by
+// the terminal, and once more by the shell's line editor when it starts:
+// the person would see it twice (in dash, before the prompt), as runs sent
+// one after another did.
+func (s *Service) awaitPrompt(ctx context.Context, info tmux.Pane, stream *pane.Stream) {
+	if info.CursorX > 0 || !s.jobs.endedJustNow(info.ID) {
+		return
+	}
+	deadline := time.NewTimer(promptAfterRun)
+	defer deadline.Stop()
+	for {
+		changed := stream.Changed()
+		p, err := s.tc.PaneInfo(ctx, info.ID)
+		if err != nil || p.CursorX > 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Millisecond): // a prompt the stream missed
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // catchUpWait bounds the read of what tmux holds for a stream: it holds

@@ -277,6 +277,41 @@ func TestEveryShellLeavesItsJobsEndInAFile(t *testing.T) {
 	}
 }
 
+// TestRunsOneAfterAnotherShowEachLineOnceAfterItsPrompt: a run sent as
+// soon as the last one ended waits for the shell's prompt, so the person
+// sees each typed line once, after the prompt; typed before it, the line
+// was echoed by the terminal and again by bash's and zsh's line editors
+// (5 of 6 runs shown twice), and shown before the prompt in dash.
+func TestRunsOneAfterAnotherShowEachLineOnceAfterItsPrompt(t *testing.T) {
+	for _, sh := range testShells {
+		t.Run(sh.name, func(t *testing.T) {
+			f, id := newShellFixture(t, sh.name, sh.command)
+			commands := []string{"echo one", "echo two", "echo three", "echo four", "echo five", "echo six"}
+			for _, c := range commands {
+				f.runIn(id, c, false)
+			}
+			screen := f.srv.Must("capture-pane", "-p", "-S", "-", "-t", id)
+			for _, c := range commands {
+				var rows []string
+				for _, row := range strings.Split(screen, "\n") {
+					// The wrapper's "echo one))", or fish's line as typed.
+					if strings.Contains(row, c+"))") || strings.HasSuffix(strings.TrimRight(row, " "), "# "+c) {
+						rows = append(rows, row)
+					}
+				}
+				if len(rows) != 1 {
+					t.Errorf("%s: %q typed shows on %d rows, want 1:\n%s", sh.name, c, len(rows), screen)
+					continue
+				}
+				before := rows[0][:strings.Index(rows[0], c)]
+				if !strings.Contains(before, "$ ") && !strings.Contains(before, "# ") {
+					t.Errorf("%s: %q typed shows with no prompt before it: %q", sh.name, c, rows[0])
+				}
+			}
+		})
+	}
+}
+
 // TestRunCommandRefusesAPromptWithALineTypedAtIt leaves a line typed at
 // each shell's prompt, not run, as a person (or send_keys without Enter)
 // would: run_command refuses, naming it, and leaves it as it was; cleared
