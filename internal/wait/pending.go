@@ -33,6 +33,22 @@ func typedAtPrompt(row string, cursorX int) string {
 	return strings.TrimSpace(before[at:])
 }
 
+// promptDrawn reports whether the cursor's row, as drawn, ends with a
+// prompt's sign just before the cursor (cursorX cells in).
+func promptDrawn(row string, cursorX int) bool {
+	cells := []rune(row)
+	for len(cells) < cursorX {
+		cells = append(cells, ' ') // trailing blanks never written
+	}
+	before := string(cells[:max(cursorX, 0)])
+	for _, sign := range promptSigns {
+		if strings.HasSuffix(before, sign) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkNothingTyped refuses a run in a pane whose shell has a line typed
 // at its prompt, by a person or by send_keys without Enter: the run's own
 // line would be added to it, and both would run as one. Text seen there is

@@ -1,6 +1,9 @@
 package wait
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestTypedAtPromptReadsWhatFollowsThePromptsSign(t *testing.T) {
 	for _, tt := range []struct {
@@ -23,6 +26,30 @@ func TestTypedAtPromptReadsWhatFollowsThePromptsSign(t *testing.T) {
 	} {
 		if got := typedAtPrompt(tt.row, tt.cursor); got != tt.want {
 			t.Errorf("%s: typedAtPrompt(%q, %d) = %q, want %q", tt.name, tt.row, tt.cursor, got, tt.want)
+		}
+	}
+}
+
+func TestPromptDrawnSeesAPromptsSignAtTheCursor(t *testing.T) {
+	zshMark := "%" + strings.Repeat(" ", 79)
+	for _, tt := range []struct {
+		row     string
+		cursorX int
+		want    bool
+	}{
+		{"$ ", 2, true},
+		{"$", 2, true}, // the blank after the sign never written
+		{"user@host:~/src$ ", 17, true},
+		{"root@vm /w/m (main)# ", 21, true},
+		{"❯ ", 2, true},
+		{"$ echo half", 11, false}, // a line typed at it
+		{zshMark, 79, false},       // zsh's mark before its prompt
+		{"one", 3, false},          // output
+		{"→ ", 2, false},           // a prompt of another style
+		{"", 0, false},
+	} {
+		if got := promptDrawn(tt.row, tt.cursorX); got != tt.want {
+			t.Errorf("promptDrawn(%q, %d) = %v, want %v", tt.row, tt.cursorX, got, tt.want)
 		}
 	}
 }
