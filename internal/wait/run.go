@@ -330,11 +330,6 @@ type step struct {
 	afterPrompt bool
 }
 
-// promptWait bounds how long a run's first line, after the shell's helper,
-// waits for the prompt the shell draws once it ran the helper (see
-// awaitDrawnPrompt).
-const promptWait = time.Second
-
 // send types what runs the command (see shellside.go): the shell's helper
 // first if this shell has not had it, handed over under a short line;
 // then the run's lines; then, for a command handed over, its encoded lines
@@ -393,64 +388,6 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	}
 	return nil
 }
-
-// promptAfterRun bounds how long a run waits for the prompt of a shell
-// that ended the pane's last job a moment ago.
-const promptAfterRun = time.Second
-
-// awaitPrompt returns once the shell of a pane whose last job ended just
-// now has drawn its prompt (see awaitDrawnPrompt), or after
-// promptAfterRun. A line typed before the shell reads again is echoed by
-// the terminal, and once more by the shell's line editor when it starts:
-// the person would see it twice (in dash, before the prompt), as runs
-// sent one after another did.
-func (s *Service) awaitPrompt(ctx context.Context, info tmux.Pane, stream *pane.Stream) {
-	if info.CursorX > 0 || !s.jobs.endedJustNow(info.ID) {
-		return
-	}
-	s.awaitDrawnPrompt(ctx, info.ID, stream, promptAfterRun)
-}
-
-// awaitDrawnPrompt returns once a pane's shell has drawn its prompt, or
-// after max. The prompt is drawn when the cursor's row ends with a
-// prompt's sign at the cursor; off the row's start with no such sign (a
-// prompt of another style, or the mark zsh draws before its prompt), once
-// the pane has been quiet for promptSettle.
-func (s *Service) awaitDrawnPrompt(ctx context.Context, paneID string, stream *pane.Stream, max time.Duration) {
-	deadline := time.NewTimer(max)
-	defer deadline.Stop()
-	for {
-		changed := stream.Changed()
-		p, err := s.tc.PaneInfo(ctx, paneID)
-		if err != nil {
-			return
-		}
-		wait := 10 * time.Millisecond // a prompt the stream missed
-		if p.CursorX > 0 {
-			rows, err := s.tc.CapturePane(ctx, p.ID, tmux.CaptureOptions{Start: &p.CursorY, End: &p.CursorY, AsDrawn: true})
-			if err != nil || len(rows) == 0 || promptDrawn(rows[0], p.CursorX) {
-				return
-			}
-			wait = promptSettle
-		}
-		select {
-		case <-changed:
-		case <-time.After(wait):
-			if p.CursorX > 0 {
-				return // drawn and quiet
-			}
-		case <-deadline.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// promptSettle is how long a row the cursor has left the start of, with no
-// prompt's sign at the cursor, must stay unchanged to be taken for the
-// prompt.
-const promptSettle = 50 * time.Millisecond
 
 // catchUpWait bounds the read of what tmux holds for a stream: it holds
 // no output longer than its pause-after before dropping it.
@@ -515,7 +452,7 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 			}
 		}
 		if st.afterPrompt {
-			s.awaitDrawnPrompt(ctx, paneID, stream, promptWait)
+			s.awaitDrawnPrompt(ctx, paneID, stream)
 		}
 		select {
 		case <-j.done:
