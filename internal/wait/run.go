@@ -395,11 +395,12 @@ const catchUpWait = (tmux.PauseAfterSeconds + 2) * time.Second
 
 // catchUp reads, in the background, all the output tmux has queued for a
 // pane's stream, and closes the channel it returns once it has, or once
-// tmux could not say so within catchUpWait. A job whose output tmux
-// dropped, and whose shell recorded its status, may still have output on
-// its way, its end mark among it, when the stream lags: ended without it,
-// the job would report its last lines short, and those lines would come
-// after it as new output.
+// tmux could not say so within catchUpWait. A job whose shell recorded its
+// status may still have output on its way, its end mark among it: behind
+// a stream that lags after tmux dropped some, or simply behind the end
+// file, which the shell writes on this machine as it writes the mark.
+// Ended without it, the job would report its last lines short, and those
+// lines would come after it as new output.
 func (s *Service) catchUp(paneID string) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
@@ -666,9 +667,11 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 				ctx, cancel := context.WithTimeout(context.Background(), lookEvery)
 				status, recorded := s.recordedEnd(ctx, j)
 				cancel()
-				if recorded && j.lostOutput() && !j.lostConnection() && !caughtUp {
+				if recorded && !j.lostConnection() && !caughtUp {
 					// The end mark may not be lost but late, behind output
-					// tmux still holds for a stream that lags.
+					// tmux still holds for the stream: one that lags, or
+					// that a shell writing its end file on this machine
+					// outran.
 					if catchingUp == nil {
 						catchingUp = s.catchUp(j.paneID)
 					}
