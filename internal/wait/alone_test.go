@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tmcp/tmcp/internal/shellinit"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 // markedShellPane opens a window running a shell, with no user
@@ -40,7 +41,15 @@ func (f *fixture) markedShellPane(shell string) string {
 	if err := os.WriteFile(file, []byte(rc+script), 0o644); err != nil {
 		f.t.Fatal(err)
 	}
-	return f.shellPane(shell, command)
+	id := f.shellPane(shell, command)
+	// The snippet names its shell in the pane's option in the background,
+	// as the shell starts: under load that can come after the prompt.
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		return strings.TrimSpace(f.srv.Must("show-options", "-pqv", "-t", id, marksOption)) != ""
+	}) {
+		f.t.Fatalf("%s with tmcp init never set the pane's %s", shell, marksOption)
+	}
+	return id
 }
 
 // TestRunCommandTypesTheCommandAloneWhereTheShellMarksItsPrompt: in a
