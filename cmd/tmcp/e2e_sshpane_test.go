@@ -34,12 +34,22 @@ func TestAWrappedRunBehindARealSSHEndsAtItsInterrupt(t *testing.T) {
 	s := startTMCP(t, srv, "")
 	s.since(map[string]any{"paneId": pane})
 	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "true"}, nil)
-	var sh *shellOut
-	if !tmuxtest.WaitFor(settle, func() bool { sh = listedShell(s, pane); return sh != nil && sh.State == "prompt" }) {
-		t.Fatalf("the far shell never showed its prompt marks: %+v", sh)
+	waitScreen(t, srv, pane, "the far prompt again", func(l []string) bool { return len(l) > 1 && hasLine(l[1:], "far$") })
+	// The far shell's marks carry a nonce of its own, which tmcp cannot
+	// read there: they are no state of the pane's shell.
+	if sh := listedShell(s, pane); sh != nil {
+		t.Fatalf("list_panes gives the state %+v from marks tmcp cannot authenticate", sh)
 	}
 	if r, text := s.runCmd(map[string]any{"paneId": pane, "command": "cd /tmp && pwd", "timeoutSeconds": 15}); status(r.ExitStatus) != "0" || text != "/tmp" {
 		t.Fatalf("a wrapped run through ssh: %+v output %q", r, text)
+	}
+	// Its helper gave the far shell tmcp's nonce: its marks are believed.
+	var sh *shellOut
+	if !tmuxtest.WaitFor(settle, func() bool { sh = listedShell(s, pane); return sh != nil && sh.State == "prompt" }) {
+		t.Fatalf("the far shell's marks, once it has tmcp's nonce, give no prompt state: %+v", sh)
+	}
+	if sh.Cwd == "" || sh.Cwd == "/tmp" {
+		t.Errorf("the far shell's state %+v, want its own cwd from its marks (the run's cd was in a subshell)", sh)
 	}
 
 	ch := s.async("run_command", map[string]any{"paneId": pane, "command": "cd /tmp && echo started && sleep 30", "timeoutSeconds": 20})

@@ -148,6 +148,10 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 		s.Seed(f.data, f.at)
 	}
 	s.onFlood = func() { h.followFlood(s) }
+	s.onUnknownNonce = func() { h.lookUpNonce(s) }
+	if _, _, nonce, ok := ParseShellMarks(info.ShellMarks); ok {
+		s.SetShellNonce(nonce)
+	}
 	if o := h.observed(); o != nil {
 		o.Streaming(s, info)
 	}
@@ -493,3 +497,44 @@ func randomGeneration() uint64 {
 	_, _ = rand.Read(b[:])
 	return binary.LittleEndian.Uint64(b[:])
 }
+
+// nonceLookups are the delays before each look at a pane's marks option
+// once its stream saw a mark with a nonce it does not know: the shell
+// that wrote it sets the option in the background as it starts, and its
+// first prompt may come first.
+var nonceLookups = [...]time.Duration{0, 50 * time.Millisecond, 250 * time.Millisecond, time.Second}
+
+// nonceLookupGap is the least time between two lookups for one stream: a
+// program that prints marks with made-up nonces costs tmux little.
+const nonceLookupGap = 250 * time.Millisecond
+
+// lookUpNonce reads the nonce of a pane's shell from the pane's option
+// and gives it to the stream, until the stream holds no mark it does not
+// know, or the lookups run out.
+func (h *Hub) lookUpNonce(s *Stream) {
+	defer func() {
+		time.Sleep(nonceLookupGap)
+		s.lookedUp()
+	}()
+	for _, d := range nonceLookups {
+		select {
+		case <-time.After(d):
+		case <-s.Done():
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), nonceLookupWait)
+		out, err := h.tc.Expand(ctx, s.PaneID(), "#{"+tmux.ShellMarksOption+"}")
+		cancel()
+		if err == nil && len(out) > 0 {
+			if _, _, nonce, ok := ParseShellMarks(out[0]); ok {
+				s.SetShellNonce(nonce)
+			}
+		}
+		if !s.holdsUnknownMarks() {
+			return
+		}
+	}
+}
+
+// nonceLookupWait bounds one look at a pane's marks option.
+const nonceLookupWait = 2 * time.Second

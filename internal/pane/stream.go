@@ -44,8 +44,12 @@ type Stream struct {
 	nRecent   int
 	lastWrite time.Time      // when the last write came, as WriteAged timed it
 	prompt    *PromptTracker // the shell's marks, over every byte written but the seed
-	seeded    int64          // where the bytes given to Seed end; 0: none
-	seededAt  time.Time      // when the pane wrote them
+	// onUnknownNonce looks up the nonce of the pane's shell, once a mark
+	// came with a nonce the tracker does not know; lookingUp while it runs.
+	onUnknownNonce func()
+	lookingUp      bool
+	seeded         int64     // where the bytes given to Seed end; 0: none
+	seededAt       time.Time // when the pane wrote them
 
 	// A flood is followed through tmux's history (flood.go): onFlood
 	// starts that, once meter says the pane floods, unless a holder
@@ -122,6 +126,10 @@ func (s *Stream) WriteAged(p []byte, age time.Duration) {
 	}
 	s.ring.Write(p)
 	s.prompt.Write(p, now)
+	if s.prompt.HeldUnknown() && !s.lookingUp && s.onUnknownNonce != nil {
+		s.lookingUp = true
+		go s.onUnknownNonce()
+	}
 	for t := range s.taps {
 		t.fn(p)
 	}
@@ -144,7 +152,11 @@ func (s *Stream) Seed(p []byte, at time.Time) {
 	s.noteWriteLocked(at)
 	s.ring.Write(p)
 	s.seeded, s.seededAt = s.ring.End(), at
+	nonces := s.prompt.Nonces()
 	s.prompt = NewPromptTracker(s.seeded)
+	for _, n := range nonces {
+		s.prompt.SetNonce(n)
+	}
 }
 
 // Seeded returns where the bytes given to Seed end, and when the pane
@@ -328,6 +340,47 @@ func (s *Stream) Prompt() PromptState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.prompt.State()
+}
+
+// SetShellNonce tells the stream the nonce of the pane's shell (see
+// [PromptTracker.SetNonce]), and wakes the waiters if that changed what
+// the marks say.
+func (s *Stream) SetShellNonce(nonce string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	before := s.prompt.State()
+	s.prompt.SetNonce(nonce)
+	if s.prompt.State() != before {
+		s.wakeLocked()
+	}
+}
+
+// ShellMark parses an OSC payload as a mark of the pane's shell: one that
+// carries the nonce the stream knows for it. Any other is no mark.
+func (s *Stream) ShellMark(payload string) (ShellMark, bool) {
+	m, ok := ParseShellMark(payload)
+	if !ok {
+		return ShellMark{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return m, s.prompt.Believes(m)
+}
+
+// holdsUnknownMarks reports whether the stream holds marks with a nonce it
+// does not know.
+func (s *Stream) holdsUnknownMarks() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prompt.Holding()
+}
+
+// lookedUp says the lookup that onUnknownNonce started is over: a later
+// unknown nonce starts another.
+func (s *Stream) lookedUp() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lookingUp = false
 }
 
 // LostBytes returns the total recorded by [Stream.Lost].

@@ -351,8 +351,9 @@ func TestBeforeIsWhatTheStreamHoldsJustBeforeAnOffset(t *testing.T) {
 
 func TestAStreamBeginsWithItsSeedAndReadsNoMarksInIt(t *testing.T) {
 	s := NewStream("%1", 1, 1<<10)
+	s.SetShellNonce(testNonce)
 	at := time.Now().Add(-time.Second)
-	seed := "FIRST\r\n\x1b]133;C\aSECOND\r\n"
+	seed := "FIRST\r\n" + sm("133;C") + "SECOND\r\n"
 	s.Seed([]byte(seed), at)
 	if end, when := s.Seeded(); end != int64(len(seed)) || !when.Equal(at) {
 		t.Fatalf("Seeded() = %d, %v; want %d, %v", end, when, len(seed), at)
@@ -366,7 +367,7 @@ func TestAStreamBeginsWithItsSeedAndReadsNoMarksInIt(t *testing.T) {
 	if off := s.EndAt(at.Add(-time.Millisecond)); off != 0 {
 		t.Errorf("EndAt just before the seed's time = %d, want 0", off)
 	}
-	s.Write([]byte("\x1b]133;A\alive\r\n"))
+	s.Write([]byte(sm("133;A") + "live\r\n"))
 	if ps := s.Prompt(); !ps.Marks {
 		t.Errorf("prompt state %+v: the marks written after the seed are read", ps)
 	}

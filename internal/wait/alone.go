@@ -3,7 +3,6 @@ package wait
 import (
 	"context"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,30 +26,28 @@ import (
 // again by the line editor.
 const markSettle = 200 * time.Millisecond
 
-// marksOption is the pane option tmcp init's snippet sets, as its shell
-// starts, to the shell's process id and name ("1234 bash"): the shell in
-// front by that id and name marks its prompts before tmcp has seen one.
-// The name tells a shell that replaced it with exec (same id) apart, but
-// for the same shell run without the snippet.
-const marksOption = "@tmcp_marks"
-
 // markingShellInFront reports whether the shell that holds a pane's
-// terminal is the one its marksOption names, tmcp's stream of the pane
-// has seen no mark yet, and the pane stays quiet for markSettle: no prompt
-// being drawn (that would show its marks, and atMarkedPrompt decides).
+// terminal is the one its tmux.ShellMarksOption names (tmcp init's snippet
+// sets it, as its shell starts, to the shell's process id, name and
+// nonce: the shell in front by that id and name marks its prompts before
+// tmcp has seen one), tmcp's stream of the pane has seen no mark of it
+// yet, and the pane stays quiet for markSettle: no prompt being drawn
+// (that would show its marks, and atMarkedPrompt decides). The name tells
+// a shell that replaced it with exec (same id) apart, but for the same
+// shell run without the snippet.
 func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *pane.Stream) bool {
 	if s.tc.Remote() || stream.Prompt().Marks {
 		return false
 	}
-	out, err := s.tc.Expand(ctx, p.ID, "#{"+marksOption+"}")
+	out, err := s.tc.Expand(ctx, p.ID, "#{"+tmux.ShellMarksOption+"}")
 	if err != nil || len(out) == 0 {
 		return false
 	}
-	id, name, _ := strings.Cut(strings.TrimSpace(out[0]), " ")
-	pid, err := strconv.Atoi(id)
-	if err != nil || pid <= 0 || name != path.Base(p.Command) {
+	pid, name, nonce, ok := pane.ParseShellMarks(out[0])
+	if !ok || name != path.Base(p.Command) {
 		return false
 	}
+	stream.SetShellNonce(nonce)
 	if _, front, err := processGroups(p.PID); err != nil || front != pid {
 		return false
 	}
@@ -105,7 +102,7 @@ func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bo
 			r.preText = true
 			r.unparsed = r.unparsed || unparsedIn(ev.Text, r.j.family)
 		case pane.EventOSC:
-			m, ok := pane.ParseShellMark(ev.Text)
+			m, ok := r.shellsMark(ev.Text)
 			switch {
 			case !ok:
 			case m.Kind == 'C':
@@ -152,7 +149,7 @@ func (r *reader) scanAlone(data []byte, now time.Time) (rest []byte, finished bo
 // ends the job at the shell's end mark (D) or, where the shell gave none,
 // at its next prompt (A).
 func (r *reader) shellMark(payload string) (finished bool) {
-	m, ok := pane.ParseShellMark(payload)
+	m, ok := r.shellsMark(payload)
 	if !ok || m.Kind != 'D' && m.Kind != 'A' {
 		return false
 	}

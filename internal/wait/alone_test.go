@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tmcp/tmcp/internal/shellinit"
+	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -45,9 +46,9 @@ func (f *fixture) markedShellPane(shell string) string {
 	// The snippet names its shell in the pane's option in the background,
 	// as the shell starts: under load that can come after the prompt.
 	if !tmuxtest.WaitFor(5*time.Second, func() bool {
-		return strings.TrimSpace(f.srv.Must("show-options", "-pqv", "-t", id, marksOption)) != ""
+		return strings.TrimSpace(f.srv.Must("show-options", "-pqv", "-t", id, tmux.ShellMarksOption)) != ""
 	}) {
-		f.t.Fatalf("%s with tmcp init never set the pane's %s", shell, marksOption)
+		f.t.Fatalf("%s with tmcp init never set the pane's %s", shell, tmux.ShellMarksOption)
 	}
 	return id
 }
@@ -172,21 +173,21 @@ func TestWaitForCommandAfterARunDoesNotReportTheRunsLine(t *testing.T) {
 // wrapper on its first run, and the run ends.
 func TestAMarksOptionNamingAnotherShellLeavesTheRunWrapped(t *testing.T) {
 	for _, tc := range []struct{ name, option string }{
-		{"another process", "1 bash"},
-		{"its own process under another name", "%d zsh"},
+		{"another process", "1 bash 0123abcd"},
+		{"its own process under another name", "%d zsh 0123abcd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, id := newShellFixture(t, "bash", "env HISTFILE=/dev/null PS1='$ ' bash --norc --noprofile")
 			pid := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{pane_pid}"))
 			option := strings.ReplaceAll(tc.option, "%d", pid)
-			f.srv.Must("set-option", "-p", "-t", id, marksOption, option)
+			f.srv.Must("set-option", "-p", "-t", id, tmux.ShellMarksOption, option)
 			before := f.hub.TypedBytes(id)
 			r := f.runIn(id, "echo plain", false)
 			if status(r) != "0" || strings.Join(r.Lines, "|") != "plain" {
-				t.Fatalf("first run with %s %q: status %s lines %q (reason %q)", marksOption, option, status(r), r.Lines, r.Reason)
+				t.Fatalf("first run with %s %q: status %s lines %q (reason %q)", tmux.ShellMarksOption, option, status(r), r.Lines, r.Reason)
 			}
 			if n := f.hub.TypedBytes(id) - before; n <= int64(len("echo plain")+1) {
-				t.Errorf("typed %d bytes with %s %q: alone, in a shell that marks nothing", n, marksOption, option)
+				t.Errorf("typed %d bytes with %s %q: alone, in a shell that marks nothing", n, tmux.ShellMarksOption, option)
 			}
 		})
 	}

@@ -66,6 +66,9 @@ type commandWait struct {
 	sawMarks bool
 	res      CommandResult
 	ends     *reportedEnds // where the ends this wait reports are noted
+	// shellsMark parses an OSC as a mark of the pane's shell, believed
+	// only with the shell's nonce (see pane.Stream.ShellMark).
+	shellsMark func(payload string) (pane.ShellMark, bool)
 }
 
 // reportedEnds notes, for each pane, where in its stream the last command
@@ -195,7 +198,7 @@ func (s *Service) WaitForCommand(ctx context.Context, req CommandRequest) (Comma
 	}
 	lostAtStart := stream.LostBytes()
 
-	w := &commandWait{req: req, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes), sawMarks: known.Marks, ends: s.ends}
+	w := &commandWait{req: req, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes), sawMarks: known.Marks, ends: s.ends, shellsMark: stream.ShellMark}
 	switch {
 	case cur != nil && cur.Generation == stream.Generation() && cur.Offset > from:
 		return CommandResult{}, fmt.Errorf("cursor: offset %d is past the end (%d) of pane %s's output: it was not made by this stream", cur.Offset, from, req.PaneID)
@@ -336,9 +339,9 @@ func (w *commandWait) consume(data []byte) (ended bool) {
 					w.tail.Add(ev.Text)
 				}
 			case pane.EventOSC:
-				m, ok := pane.ParseShellMark(ev.Text)
+				m, ok := w.shellsMark(ev.Text)
 				if !ok {
-					return
+					return // a program's, not the shell's
 				}
 				if w.ended {
 					w.afterEnd(m, ev.Offset)

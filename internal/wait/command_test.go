@@ -15,7 +15,7 @@ func osc(payload string) string { return "\x1b]" + payload + "\a" }
 // command, at a prompt, the output of several emitters, in one piece and
 // byte by byte.
 func TestCommandWaitReadsTheCommandBetweenItsMarks(t *testing.T) {
-	prompt := osc("133;A") + "$ " + osc("133;B")
+	prompt := sm("133;A") + "$ " + sm("133;B")
 	for _, tc := range []struct {
 		name    string
 		in      string
@@ -26,34 +26,36 @@ func TestCommandWaitReadsTheCommandBetweenItsMarks(t *testing.T) {
 		rest    string // what follows the cursor
 	}{
 		{"nothing ran", prompt, false, "absent", "", false, ""},
-		{"a command", prompt + "ls\r\n" + osc("133;C") + "a\r\nb\r\n" + osc("133;D;0") + osc("7;file://h/x") + prompt,
+		{"a command", prompt + "ls\r\n" + sm("133;C") + "a\r\nb\r\n" + sm("133;D;0") + osc("7;file://h/x") + prompt,
 			true, "0", "a\nb", false, osc("7;file://h/x") + prompt},
-		{"an unfinished last line", prompt + osc("133;C") + "a\r\nno newline" + osc("133;D;1"),
+		{"an unfinished last line", prompt + sm("133;C") + "a\r\nno newline" + sm("133;D;1"),
 			true, "1", "a\nno newline", false, ""},
-		{"zsh's PROMPT_SP blanks after the output", prompt + osc("133;C") + "a\r\n" + "\x1b[7m#\x1b[27m" + strings.Repeat(" ", 79) + "\r \r" + osc("133;D;1"),
+		{"zsh's PROMPT_SP blanks after the output", prompt + sm("133;C") + "a\r\n" + "\x1b[7m#\x1b[27m" + strings.Repeat(" ", 79) + "\r \r" + sm("133;D;1"),
 			true, "1", "a", false, ""},
-		{"the first of two commands", prompt + osc("133;C") + "one\r\n" + osc("133;D;3") + prompt + osc("133;C") + "two\r\n" + osc("133;D;4"),
-			true, "3", "one", false, prompt + osc("133;C") + "two\r\n" + osc("133;D;4")},
-		{"a terminal's marks with parameters", osc("133;A;cl=m;aid=9") + "$ " + osc("133;C;aid=9") + "x\r\n" + osc("133;D;5;aid=9"),
+		{"the first of two commands", prompt + sm("133;C") + "one\r\n" + sm("133;D;3") + prompt + sm("133;C") + "two\r\n" + sm("133;D;4"),
+			true, "3", "one", false, prompt + sm("133;C") + "two\r\n" + sm("133;D;4")},
+		{"a terminal's marks with parameters", sm("133;A;cl=m;aid=9") + "$ " + sm("133;C;aid=9") + "x\r\n" + sm("133;D;5;aid=9"),
 			true, "5", "x", false, ""},
-		{"two emitters", prompt + osc("133;C") + osc("133;C") + "x\r\n" + osc("133;D;6") + osc("133;D;6") + prompt,
+		{"two emitters", prompt + sm("133;C") + sm("133;C") + "x\r\n" + sm("133;D;6") + sm("133;D;6") + prompt,
 			true, "6", "x", false, prompt},
-		{"tmcp's job markers inside", prompt + osc("133;C") + osc("133;C;tmcp-1f") + "x\r\n" + osc("133;D;9;tmcp-1f") + osc("133;D;0"),
+		{"tmcp's job markers inside", prompt + sm("133;C") + osc("133;C;tmcp-1f") + "x\r\n" + osc("133;D;9;tmcp-1f") + sm("133;D;0"),
 			true, "0", "x", false, ""},
-		{"a prompt ends it, a late D gives the status", osc("133;C") + "x\r\n" + osc("133;A") + osc("133;D;8") + "$ ",
+		{"a prompt ends it, a late D gives the status", sm("133;C") + "x\r\n" + sm("133;A") + sm("133;D;8") + "$ ",
 			true, "8", "x", false, "$ "},
-		{"a prompt ends it with no status", osc("133;C") + "x\r\n" + osc("133;A") + "$ ",
+		{"a prompt ends it with no status", sm("133;C") + "x\r\n" + sm("133;A") + "$ ",
 			true, "absent", "x", false, "$ "},
-		{"a command begun before the wait saw it", "tail\r\nlast" + osc("133;D;2") + prompt,
+		{"a command begun before the wait saw it", "tail\r\nlast" + sm("133;D;2") + prompt,
 			true, "2", "tail\nlast", true, prompt},
-		{"a second emitter's D, late, after an end seen before the wait", "$ " + osc("133;D;6") + prompt,
+		{"a second emitter's D, late, after an end seen before the wait", "$ " + sm("133;D;6") + prompt,
 			false, "absent", "", false, ""},
-		{"still running", prompt + osc("133;C") + "x\r\npart", false, "absent", "x", false, ""},
+		{"still running", prompt + sm("133;C") + "x\r\npart", false, "absent", "x", false, ""},
+		{"marks a program printed are its output", prompt + sm("133;C") + "x\r\n" + osc("133;D;3") + osc("133;A") + osc("133;D;4;tmcp_n=guess") + "y\r\n" + sm("133;D;0"),
+			true, "0", "x\ny", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, how := range []string{"whole", "byte by byte"} {
 				w := &commandWait{req: CommandRequest{PaneID: "%1", MaxLines: 100, MaxBytes: 1000},
-					tail: pane.NewTailBuffer(100, 1000), dec: pane.NewDecoder(0), tr: pane.NewPromptTracker(0)}
+					tail: pane.NewTailBuffer(100, 1000), dec: pane.NewDecoder(0), tr: pane.NewPromptTracker(0), shellsMark: believed}
 				if strings.Contains(tc.name, "seen before the wait") {
 					// As WaitForCommand seeds it when the stream saw the end.
 					w.tr.Mark(pane.ShellMark{Kind: 'D', Status: 6, HasStatus: true}, 0, time.Now())
@@ -134,13 +136,14 @@ func TestReportedEnds(t *testing.T) {
 // command's C late (here, with its D, in one piece) times the command as
 // the stream timed the marks when they came, from when tmux had them.
 func TestACommandsDurationIsTimedAsItsMarksWereWritten(t *testing.T) {
-	start, end := osc("133;C")+"a\r\n", osc("133;D;0")
+	start, end := sm("133;C")+"a\r\n", sm("133;D;0")
 	stream := pane.NewStream("%1", 1, 0)
+	stream.SetShellNonce(testNonce)
 	stream.WriteAged([]byte(start), 20*time.Millisecond) // tmux held the C 20 ms
 	time.Sleep(100 * time.Millisecond)
 	stream.Write([]byte(end))
 	w := &commandWait{req: CommandRequest{PaneID: "%1", MaxLines: 100, MaxBytes: 1000},
-		tail: pane.NewTailBuffer(100, 1000), dec: pane.NewDecoder(0), tr: pane.NewPromptTracker(0)}
+		tail: pane.NewTailBuffer(100, 1000), dec: pane.NewDecoder(0), tr: pane.NewPromptTracker(0), shellsMark: believed}
 	if !w.consume([]byte(start + end)) {
 		t.Fatal("the command did not end at its D")
 	}

@@ -21,8 +21,12 @@ var keyEchoes = []struct{ echo, key string }{{"^C", "C-c"}, {"^Z", "C-z"}, {"^\\
 // row the echo and the prompt left the cursor on.
 type reader struct {
 	j         *job
-	token     string
+	token     string // the job's marks' last field: "tmcp-TAG:NONCE"
+	bare      string // the token without the helper's nonce ("tmcp-TAG")
 	startMark []byte
+	// shellsMark parses an OSC as a mark of the pane's shell, believed
+	// only with the shell's nonce (see pane.Stream.ShellMark).
+	shellsMark func(payload string) (pane.ShellMark, bool)
 	replaces  bool // the command replaces its shell: it never ends by itself
 	alone     bool // the command was typed alone: the shell's own marks (any C, then D) bound it
 
@@ -80,9 +84,9 @@ func (r *reader) line(text string, more bool) {
 	}
 }
 
-func newReader(j *job, from int64) *reader {
+func newReader(j *job, from int64, shellsMark func(string) (pane.ShellMark, bool)) *reader {
 	token, _ := j.mark()
-	r := &reader{j: j, token: token, startMark: []byte("\x1b]133;C;" + token + "\a"),
+	r := &reader{j: j, token: token, bare: j.bareMark(), shellsMark: shellsMark, startMark: []byte("\x1b]133;C;" + token + "\a"),
 		replaces: replacesShell(j.command), off: from, echoedTo: -1, alone: j.alone}
 	if r.alone {
 		// All the pane writes from here is the echo of the line, up to C.
@@ -139,7 +143,7 @@ func (r *reader) farShellEnded(osc string) bool {
 	if r.j.farShell == "" || !r.interrupted && !r.j.lostOutput() {
 		return false
 	}
-	m, ok := pane.ParseShellMark(osc)
+	m, ok := r.shellsMark(osc)
 	if !ok || m.Kind != 'D' {
 		return false
 	}
@@ -174,7 +178,8 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 	buf := append(r.held, data...)
 	base := r.off - int64(len(r.held)) // stream offset of buf[0]
 	r.off += int64(len(data))
-	tok := []byte(r.token)
+	// The typed lines show the bare token; the marks carry the nonce after it.
+	tok, nonce := []byte(r.bare), []byte(strings.TrimPrefix(r.token, r.bare))
 	for _, o := range lineOpenings {
 		if k := bytes.Index(buf, o); k >= 0 && r.echoedTo < 0 {
 			r.echoedTo = base + int64(k+len(o))
@@ -187,11 +192,16 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 		}
 		k += i
 		i = k + len(tok)
+		if len(nonce) > 0 && bytes.HasPrefix(buf[i:], nonce) {
+			i += len(nonce)
+		} else if len(nonce) > 0 && i+len(nonce) > len(buf) && bytes.HasPrefix(nonce, buf[i:]) {
+			break // the rest of the nonce is still to come
+		}
 		if i == len(buf) {
 			break // its next byte tells a mark from the echo
 		}
 		if buf[i] != '\a' {
-			if r.echoedTo < 0 {
+			if r.echoedTo < 0 && buf[i] != ':' {
 				r.echoedTo = base + int64(i)
 			}
 			continue
@@ -426,10 +436,19 @@ func trimKeyEcho(line string) string {
 }
 
 // mark parses an OSC payload as one of this job's marks: "C", the start;
-// "D" and "E", the end, with a status.
+// "D" and "E", the end, with a status; "R", the shell reads. Each carries
+// the job's token with the helper's nonce, which only the helper knows,
+// but for the R of the line that hands the helper over, typed on the
+// screen with the bare token.
 func (r *reader) mark(payload string) (kind string, status int, ok bool) {
 	fields := strings.Split(payload, ";")
-	if len(fields) < 3 || fields[0] != "133" || fields[len(fields)-1] != r.token {
+	if len(fields) < 3 || fields[0] != "133" {
+		return "", 0, false
+	}
+	switch last := fields[len(fields)-1]; {
+	case last == r.token:
+	case last == r.bare && fields[1] == "R":
+	default:
 		return "", 0, false
 	}
 	switch kind = fields[1]; {

@@ -13,8 +13,21 @@ import (
 // readerFixture is a job and its reader, fed by hand.
 func readerFixture(command string) (*job, *reader) {
 	j := &job{id: "0123456789ab", command: command, tail: pane.NewTailBuffer(100, 1<<16), done: make(chan struct{})}
-	return j, newReader(j, 1000)
+	return j, newReader(j, 1000, believed)
 }
+
+// testNonce is the nonce of the pane's shell in tests of a reader.
+const testNonce = "5ecret0f5hell"
+
+// believed parses a mark as the pane's shell's when it carries testNonce,
+// as a pane's stream does with its shell's nonce.
+func believed(payload string) (pane.ShellMark, bool) {
+	m, ok := pane.ParseShellMark(payload)
+	return m, ok && m.Authentic(testNonce)
+}
+
+// sm writes a mark of the pane's shell: an OSC 133 with testNonce.
+func sm(payload string) string { return osc(payload + ";tmcp_n=" + testNonce) }
 
 // typedEcho is what the terminal shows of a typed line: its text, with the
 // token, and the Enter.
@@ -268,40 +281,43 @@ func TestReaderOfACommandTypedAlone(t *testing.T) {
 		reason       string
 	}{
 		{"its output between C and D",
-			"echo 'build done'\r\n" + osc("133;C") + "build done\r\n" + osc("133;D;0") + osc("133;A") + "$ ",
+			"echo 'build done'\r\n" + sm("133;C") + "build done\r\n" + sm("133;D;0") + sm("133;A") + "$ ",
 			"0", []string{"build done"}, ""},
 		{"an emitter's parameters, the last line unended, ST terminators",
-			"x\r\n\x1b]133;C;aid=4\x1b\\" + "a\r\nb" + "\x1b]133;D;7;aid=4\x1b\\",
+			"x\r\n\x1b]133;C;aid=4;tmcp_n=" + testNonce + "\x1b\\" + "a\r\nb" + "\x1b]133;D;7;aid=4;tmcp_n=" + testNonce + "\x1b\\",
 			"7", []string{"a", "b"}, ""},
 		{"the blanks of zsh's PROMPT_SP before D",
-			"x\r\n" + osc("133;C") + "out\r\n" + promptSP + osc("133;D;0"),
+			"x\r\n" + sm("133;C") + "out\r\n" + promptSP + sm("133;D;0"),
 			"0", []string{"out"}, ""},
 		{"the prompt's own A, before the echo, is not the end",
-			osc("133;A") + "$ " + osc("133;B") + "x\r\n" + osc("133;C") + "out\r\n" + osc("133;D;1"),
+			sm("133;A") + "$ " + sm("133;B") + "x\r\n" + sm("133;C") + "out\r\n" + sm("133;D;1"),
 			"1", []string{"out"}, ""},
 		{"C-c: the echo is no output, the status says what the key did",
-			"x\r\n" + osc("133;C") + "started\r\n^C\r\n" + osc("133;D;130"),
+			"x\r\n" + sm("133;C") + "started\r\n^C\r\n" + sm("133;D;130"),
 			"130", []string{"started"}, "interrupted by C-c"},
 		{"no status in D",
-			"x\r\n" + osc("133;C") + "out\r\n" + osc("133;D") + osc("133;A"),
+			"x\r\n" + sm("133;C") + "out\r\n" + sm("133;D") + sm("133;A"),
 			"", []string{"out"}, "the shell marked the command's end without its exit status"},
 		{"a prompt, no D",
-			"x\r\n" + osc("133;C") + "out\r\n" + osc("133;A") + "$ ",
+			"x\r\n" + sm("133;C") + "out\r\n" + sm("133;A") + "$ ",
 			"", []string{"out"}, "the shell marked the command's end without its exit status"},
 		{"a new prompt after the echo, no C: nothing ran",
-			"x^C\r\n" + osc("133;A") + "$ ",
+			"x^C\r\n" + sm("133;A") + "$ ",
 			"", nil, "interrupted: C-c reached the shell before it ran the typed line, which was discarded; the command did not run"},
 		{"a line the shell could not parse",
-			"x ;; y\r\nbash: syntax error near unexpected token `;;'\r\n" + osc("133;A") + "$ ",
+			"x ;; y\r\nbash: syntax error near unexpected token `;;'\r\n" + sm("133;A") + "$ ",
 			"", nil, "the shell could not parse the command as typed, so it did not run"},
+		{"marks a program printed, with a guessed nonce or none, are output",
+			"x\r\n" + sm("133;C") + "out\r\n" + osc("133;D;3") + osc("133;D;4;tmcp_n=guess") + osc("133;A;tmcp_n=guess") + "more\r\n" + sm("133;D;0"),
+			"0", []string{"out", "more"}, ""},
 		{"tmcp's own job marks are not the shell's",
-			"x\r\n" + osc("133;C") + osc("133;C;tmcp-abcde") + "out\r\n" + osc("133;D;5;tmcp-abcde") + osc("133;D;0"),
+			"x\r\n" + sm("133;C") + osc("133;C;tmcp-abcde") + "out\r\n" + osc("133;D;5;tmcp-abcde") + sm("133;D;0"),
 			"0", []string{"out"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for cut := 0; cut <= len(tc.stream); cut++ {
 				j := &job{id: "0123456789ab", command: "x", tail: pane.NewTailBuffer(100, 1<<16), done: make(chan struct{}), alone: true}
-				r := newReader(j, 1000)
+				r := newReader(j, 1000, believed)
 				now := time.Now()
 				finished := r.consume([]byte(tc.stream[:cut]), now)
 				if !finished {
@@ -325,7 +341,7 @@ func TestReaderOfACommandTypedAlone(t *testing.T) {
 // shell tmcp can see in front, that D is a command's within the job.
 func TestReaderEndsAtAFarShellsMarkOnlyOnceItsOwnEndMayBeCut(t *testing.T) {
 	token := markerPrefix + "01234"
-	shellD := func(status int) string { return fmt.Sprintf("\x1b]133;D;%d\a", status) }
+	shellD := func(status int) string { return sm(fmt.Sprintf("133;D;%d", status)) }
 	for _, tt := range []struct {
 		name          string
 		far, lost     bool
@@ -337,6 +353,7 @@ func TestReaderEndsAtAFarShellsMarkOnlyOnceItsOwnEndMayBeCut(t *testing.T) {
 		{"behind ssh, after a loss", true, true, "late line\r\n" + shellD(2) + "far$ ", true, "2", "late line"},
 		{"behind ssh, no key and no loss: a command inside the job", true, false, "inner\r\n" + shellD(0) + "$ ", false, "", ""},
 		{"a shell tmcp sees in front, after C-c", false, false, "started\r\n^C\r\n" + shellD(130), false, "", ""},
+		{"behind ssh, after C-c, a D printed without the shell's nonce", true, false, "started\r\n^C\r\n" + osc("133;D;0") + osc("133;D;0;tmcp_n=guess"), false, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			j, r := readerFixture("x")

@@ -95,6 +95,7 @@ type job struct {
 	family       shellFamily   // the pane's shell, as its name tells
 	farShell     string        // the pane's foreground program (ssh…) when it reaches a shell elsewhere
 	adopted      bool          // started by an earlier tmcp (adopt.go)
+	nonce        string        // the secret of the shell's helper, which the job's marks carry after its token
 	refilled     bool          // an adopted job's output was taken from history once it ended
 	typingFrom   time.Time     // when tmcp began to type the run's lines: a key sent from then may cut them
 	lastTyped    time.Time     // when the last line typed so far had been sent
@@ -166,6 +167,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	j := newJob(newJobID(), req.PaneID, req.Command, start)
 	family := familyOf(info.Command)
 	j.panePID, j.shellGroup, j.onEnd, j.family = info.PID, s.frontGroup(info.PID), s.ended, family
+	j.nonce = s.helpers.nonce(req.PaneID, info)
 	if program := path.Base(info.Command); remoteShell[program] {
 		j.farShell = program
 	}
@@ -282,8 +284,12 @@ func (s *Service) runnable(p tmux.Pane) error {
 	case p.InMode:
 		return fmt.Errorf("pane %s is in %s; call exit_copy_mode on it, then run the command", p.ID, p.Mode)
 	case remoteShell[path.Base(p.Command)]:
+		// Until tmcp has handed that shell its helper, and its nonce, a
+		// prompt's mark with a nonce not known is all there is to go by:
+		// what a run types there goes to whatever reads, and ends only at
+		// the helper's marks, which nothing else can write.
 		if st := s.hub.Stream(p.ID); st != nil {
-			if ps := st.Prompt(); ps.Marks && !ps.Running {
+			if ps := st.Prompt(); ps.Marks && !ps.Running || ps.OtherPrompt {
 				return nil
 			}
 		}
@@ -312,9 +318,19 @@ const markedLinger = 10 * time.Minute
 const markLen = 5
 
 // mark returns the token in a job's marks, and (tag) the part of it typed.
+// The helper writes the token with its nonce, which no typed line shows;
+// only the R mark of the line that hands the helper over carries the tag
+// alone (bareMark).
 func (j *job) mark() (token, tag string) {
-	return markerPrefix + j.id[:markLen], j.id[:markLen]
+	tag = j.id[:markLen]
+	if j.nonce == "" {
+		return markerPrefix + tag, tag
+	}
+	return markerPrefix + tag + ":" + j.nonce, tag
 }
+
+// bareMark is the token of a job's marks without the helper's nonce.
+func (j *job) bareMark() string { return markerPrefix + j.id[:markLen] }
 
 // handOverWait bounds how long tmcp waits for the pane's shell to say
 // that it reads what tmcp hands over (the R mark), once its line is typed:
@@ -344,9 +360,14 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 		bootstrap := bootstrapLine(family, tag)
 		// The helper ends with another R mark: the run's lines wait for it,
 		// so that they come after its echo is erased.
-		helper := helperLine(family, s.endFile(paneID)) + eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag)
+		helper := helperLine(family, s.endFile(paneID), j.nonce)
+		if j.farShell != "" {
+			helper += farNonce(family, j.nonce)
+			stream.SetShellNonce(j.nonce)
+		}
+		helper += eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag+":"+j.nonce)
 		steps = append(steps, step{line: bootstrap}, step{line: helper, afterRead: true})
-		s.helpers.add(paneID, info)
+		s.helpers.add(paneID, info, j.nonce)
 		j.mu.Lock()
 		j.freshHelper = true
 		j.mu.Unlock()
@@ -562,7 +583,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		s.noteShellEnd(j, stream)
 		done()
 	}()
-	r := newReader(j, from)
+	r := newReader(j, from, stream.ShellMark)
 	for _, d := range []*pane.Decoder{r.pre, r.dec} {
 		if d != nil {
 			d.ResumeAfter(stream.Before(d.Offset()))

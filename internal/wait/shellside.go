@@ -2,6 +2,8 @@ package wait
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -243,8 +245,25 @@ func eraseEcho(f shellFamily, x, n, width int) string {
 
 // helperLine is what tmcp hands, once, to a shell of a family before its
 // first run there. The shell leaves each job's end in endFile (see
-// Service.endFile), or in the pane's endOption when endFile is "".
-func helperLine(f shellFamily, endFile string) string {
+// Service.endFile), or in the pane's endOption when endFile is "". Its
+// marks carry nonce after the job's token ("tmcp-TAG:NONCE").
+func helperLine(f shellFamily, endFile, nonce string) string {
+	return strings.ReplaceAll(helperCode(f, endFile), markerPrefix+"%s", markerPrefix+"%s:"+nonce)
+}
+
+// farNonce is what the helper line of a shell reached through ssh (or
+// docker, kubectl…) adds for the shell's own marks: tmcp cannot read the
+// nonce that shell's tmcp init chose, so it gives it the helper's, which
+// the shell's marks carry from its next prompt on.
+func farNonce(f shellFamily, nonce string) string {
+	if f == fishShell {
+		return `; set -q __tmcp_init; and set -g __tmcp_n ` + nonce
+	}
+	return `;[ -n "${__tmcp_init-}" ]&&__tmcp_n=` + nonce
+}
+
+// helperCode is helperLine with marks that carry the token alone.
+func helperCode(f shellFamily, endFile string) string {
 	if f == fishShell {
 		if endFile != "" {
 			return fishHelper + fishEndFile(endFile)
@@ -585,6 +604,7 @@ type helperTable struct {
 type helperKey struct {
 	pid     int
 	command string
+	nonce   string // the secret the helper's marks carry
 }
 
 func newHelperTable() *helperTable {
@@ -596,14 +616,36 @@ func (t *helperTable) has(paneID string, info tmux.Pane) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k, ok := t.shells[paneID]
-	return ok && k == helperKey{info.PID, info.Command}
+	return ok && k.pid == info.PID && k.command == info.Command
 }
 
-// add records that the pane's shell has had its helper.
-func (t *helperTable) add(paneID string, info tmux.Pane) {
+// nonce returns the secret the marks of the helper of the pane's shell
+// carry, or, for a shell yet to have its helper, a new one for it.
+func (t *helperTable) nonce(paneID string, info tmux.Pane) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.shells[paneID] = helperKey{info.PID, info.Command}
+	if k, ok := t.shells[paneID]; ok && k.pid == info.PID && k.command == info.Command {
+		return k.nonce
+	}
+	return newNonce()
+}
+
+// add records that the pane's shell has had its helper, whose marks carry
+// nonce.
+func (t *helperTable) add(paneID string, info tmux.Pane, nonce string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.shells[paneID] = helperKey{info.PID, info.Command, nonce}
+}
+
+// newNonce returns a helper's secret: 64 random bits, in hex, which the
+// helper writes into its marks, so that a program that prints a job's
+// marks (the token is on the screen, in the typed line) cannot end it.
+// The helper is handed over with echo off: the nonce is never shown.
+func newNonce() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // hadShell reports whether the pane's process, pid, is a shell that had
