@@ -72,6 +72,9 @@ type Record struct {
 	// Alone says the command was typed with nothing of tmcp's around it:
 	// only the shell's own marks, which carry no job token, bound it.
 	Alone bool `json:"alone,omitempty"`
+	// Nonce is the secret of the shell's helper that the job's marks
+	// carry: a later tmcp that follows the job believes no others.
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // header is the file's first line.

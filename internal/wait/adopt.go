@@ -88,7 +88,7 @@ func (s *Service) KeepJobs(store *jobstate.Store) {
 func (j *job) record() jobstate.Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, ShellGroup: j.shellGroup, Command: j.command, Started: j.started, Alone: j.alone}
+	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, ShellGroup: j.shellGroup, Command: j.command, Started: j.started, Alone: j.alone, Nonce: j.nonce}
 	if j.finished {
 		r.Ended, r.Status, r.Reason, r.PaneDied = j.finishedAt, j.status, j.reason, j.died
 	}
@@ -192,7 +192,7 @@ func (s *Service) adopted(ctx context.Context, id string) (*job, error) {
 func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) {
 	j := newJob(rec.ID, rec.Pane, rec.Command, rec.Started)
 	// An earlier tmcp typed its lines: whatever was not typed never will be.
-	j.panePID, j.shellGroup, j.adopted, j.typedAll, j.alone = rec.PanePID, rec.ShellGroup, true, true, rec.Alone
+	j.panePID, j.shellGroup, j.adopted, j.typedAll, j.alone, j.nonce = rec.PanePID, rec.ShellGroup, true, true, rec.Alone, rec.Nonce
 	j.typingFrom = rec.Started // a key tmcp sends now reaches the command
 	if !rec.Ended.IsZero() {
 		// Its tmcp saw it end, and wrote so: only the output is to be found.

@@ -374,3 +374,34 @@ func TestReaderEndsAtAFarShellsMarkOnlyOnceItsOwnEndMayBeCut(t *testing.T) {
 		})
 	}
 }
+
+// TestAJobsMarksCountOnlyWithTheHelpersNonce: the typed line shows a job's
+// token, so a program could print marks with it; only the marks that also
+// carry the helper's nonce, which no typed line shows, start and end the
+// job, however the reads split them. The R of the line that hands the
+// helper over, typed on the screen, counts with the token alone.
+func TestAJobsMarksCountOnlyWithTheHelpersNonce(t *testing.T) {
+	const nonce = "0f1e2d3c4b5a6978"
+	bare := markerPrefix + "01234"
+	full := bare + ":" + nonce
+	stream := typedEcho(bare) + mark("R", bare) + mark("C", bare) + "spoofed\r\n" + mark("C", full) + "out\r\n" +
+		mark("E", bare, 0) + mark("E", bare+":guess", 0) + mark("D", bare+":"+nonce[:8], 0) + "more\r\n" + mark("D", full, 3) + mark("E", full, 3)
+	for cut := 0; cut <= len(stream); cut++ {
+		j := &job{id: "0123456789ab", command: "x", tail: pane.NewTailBuffer(100, 1<<16), done: make(chan struct{}),
+			reads: make(chan struct{}, 2), nonce: nonce}
+		r := newReader(j, 1000, believed)
+		now := time.Now()
+		done := r.consume([]byte(stream[:cut]), now) || r.consume([]byte(stream[cut:]), now)
+		if !done {
+			t.Fatalf("cut at %d: the job did not end at its own end mark", cut)
+		}
+		if res := j.result(false, 0, 0); status(res) != "3" || strings.Join(res.Lines, "|") != "out|more" {
+			t.Fatalf("cut at %d: status %s lines %q (reason %q), want 3 and out|more", cut, status(res), res.Lines, res.Reason)
+		}
+		select {
+		case <-j.reads:
+		default:
+			t.Fatalf("cut at %d: the bare R of the handing-over line was not taken for the shell reading", cut)
+		}
+	}
+}
