@@ -197,13 +197,19 @@ func TestRunCommandTypesIntoAShellReachedThroughSSHOnceItsMarksShowItsPrompt(t *
 	}
 	s.since(map[string]any{"paneId": pane}) // tmcp watches the pane from here
 	s.ok("send_keys", map[string]any{"paneId": pane, "keys": "true"}, nil)
-	var sh *shellOut
-	if !tmuxtest.WaitFor(settle, func() bool { sh = listedShell(s, pane); return sh != nil && sh.State == "prompt" }) {
-		t.Fatalf("the shell behind ssh never showed its prompt marks: %+v", sh)
+	waitScreen(t, srv, pane, "the far prompt again", func(l []string) bool { return len(l) > 1 && hasLine(l[1:], "remote$") })
+	// Its marks carry a nonce tmcp cannot read there: no shell state.
+	if sh := listedShell(s, pane); sh != nil {
+		t.Fatalf("list_panes gives the shell behind ssh the state %+v from marks tmcp cannot authenticate", sh)
 	}
 	r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo over-ssh; exit 3", "timeoutSeconds": 15})
 	if status(r.ExitStatus) != "3" || text != "over-ssh" {
 		t.Fatalf("run_command through ssh: %+v output %q, want 3 and %q", r, text, "over-ssh")
+	}
+	// The helper gave the shell tmcp's nonce: its marks are believed.
+	var sh *shellOut
+	if !tmuxtest.WaitFor(settle, func() bool { sh = listedShell(s, pane); return sh != nil && sh.State == "prompt" }) {
+		t.Fatalf("the shell behind ssh, with tmcp's nonce, shows no prompt state: %+v", sh)
 	}
 	if r, text := s.runCmd(map[string]any{"paneId": pane, "command": "echo still-there", "timeoutSeconds": 15}); status(r.ExitStatus) != "0" || text != "still-there" {
 		t.Fatalf("the shell behind ssh after exit 3: %+v output %q", r, text)

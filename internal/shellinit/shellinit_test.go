@@ -16,7 +16,7 @@ func TestScriptNamesEachSupportedShell(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Script(%q): %v", tc.shell, err)
 		}
-		for _, want := range []string{tc.guard, "133;A", "133;C", "133;D;", "]7;file://"} {
+		for _, want := range []string{tc.guard, "133;A;tmcp_cwd=", "133;C;tmcp_n=", "133;D;", "tmcp_n=", "]7;", "file://", "TMCP_NONCE", "@tmcp_marks"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("Script(%q) lacks %q", tc.shell, want)
 			}
