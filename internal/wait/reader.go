@@ -27,8 +27,8 @@ type reader struct {
 	// shellsMark parses an OSC as a mark of the pane's shell, believed
 	// only with the shell's nonce (see pane.Stream.ShellMark).
 	shellsMark func(payload string) (pane.ShellMark, bool)
-	replaces  bool // the command replaces its shell: it never ends by itself
-	alone     bool // the command was typed alone: the shell's own marks (any C, then D) bound it
+	replaces   bool // the command replaces its shell: it never ends by itself
+	alone      bool // the command was typed alone: the shell's own marks (any C, then D) bound it
 
 	// Before the start mark.
 	off      int64  // stream offset of the next byte
