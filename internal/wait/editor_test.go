@@ -22,8 +22,9 @@ type editorCase struct {
 // editorShells are shells configured, as a person might, with what
 // rewrites or stops a typed line: fish's abbreviations (in command
 // position, anywhere, and by a regexp that matches every run's token),
-// zsh's spelling correction and global aliases, bash's aliases and
-// key bindings. Aliases are the shell's own language: a command runs
+// zsh's spelling correction, global aliases and key bindings, bash's
+// aliases and key bindings (a macro on "_", which tmcp's own lines hold,
+// and a widget that rewrites the line). Aliases are the shell's own language: a command runs
 // them as the person's typing would, typed as written or handed over.
 var editorShells = []struct {
 	name, command string
@@ -43,24 +44,28 @@ var editorShells = []struct {
 			{command: "echo AW\ngs", status: "0", lines: []string{"AW", "real-gs"}}, // handed over
 		}},
 	{"zsh", "env PS1='$ ' zsh -f",
-		"setopt correct correct_all; alias -g G='| tr a-z A-Z'; gs(){ echo real-gs; }",
+		"setopt correct correct_all; alias -g G='| tr a-z A-Z'; gs(){ echo real-gs; }" +
+			"; bindkey ' ' magic-space; bindkey -s _ -; rw(){ BUFFER=rewritten; }; zle -N rw; bindkey Z rw",
 		[]editorCase{
 			// Spelling correction would ask, and wait for a key.
 			{command: "lss; echo after $?", status: "0", lines: []string{"zsh: command not found: lss", "after 127"}},
 			{command: "cat hello.tx 2>/dev/null; echo $?", status: "0", lines: []string{"1"}},
 			{command: "cat hello.tx 2>/dev/null; echo $?", suppress: true, status: "0", lines: []string{"1"}},
 			{command: "gs", status: "0", lines: []string{"real-gs"}},
+			{command: "echo a_b Z", status: "0", lines: []string{"a_b Z"}},
 			// A global alias is the shell's: typed, or handed over (eval), and
 			// the words naming the command handed over are not expanded.
 			{command: "echo one G", status: "0", lines: []string{"ONE"}},
 			{command: "echo two G\necho fo G", status: "0", lines: []string{"TWO", "FO"}},
 		}},
 	{"bash", "env HISTFILE=/dev/null PS1='$ ' bash --norc --noprofile",
-		"alias ll='echo LL'; bind '\" \": magic-space'; shopt -s histverify",
+		"alias ll='echo LL'; bind '\" \": magic-space'; shopt -s histverify; bind '\"_\": \"-\"'; bind -x '\"Z\": READLINE_LINE=rewritten'",
 		[]editorCase{
 			{command: "ll", status: "0", lines: []string{"LL"}},
 			{command: "echo a b; (exit 3)", status: "3", lines: []string{"a b"}},
 			{command: "echo x\nll", status: "0", lines: []string{"x", "LL"}},
+			{command: "echo a_b Z", status: "0", lines: []string{"a_b Z"}},
+			{command: "echo a_b Z", suppress: true, status: "0", lines: []string{"a_b Z"}},
 		}},
 }
 

@@ -395,13 +395,22 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	return nil
 }
 
-// typeStep types a step's line and Enter. A line typed at fish's prompt
-// is pasted (see fishPasted), so that no abbreviation or key binding of
-// the person's rewrites it.
+// typeStep types a step's line and Enter. A line typed at the prompt of
+// fish, zsh or bash is pasted, so that no abbreviation, macro or key
+// binding of the person's rewrites it: as the keys of a bracketed paste in
+// fish (see fishPasted) and zsh, whose line editors bind them (zsh since
+// 5.1) whether or not they asked the terminal for bracketed paste, which
+// zsh does only after drawing its prompt; through tmux in bash, which asks
+// before its prompt, and whose readline binds them only since bash 4.4.
 func (s *Service) typeStep(ctx context.Context, paneID string, f shellFamily, st step) error {
-	if st.atPrompt && f == fishShell {
+	switch {
+	case st.atPrompt && f == fishShell:
 		lead, text := fishPasted(st.line)
 		return s.hub.TypePasted(ctx, paneID, lead, text)
+	case st.atPrompt && f == zshShell:
+		return s.hub.TypePasted(ctx, paneID, "", st.line)
+	case st.atPrompt && f == bashShell:
+		return s.hub.PasteLine(ctx, paneID, st.line)
 	}
 	return s.hub.Type(ctx, paneID, st.line, true)
 }
