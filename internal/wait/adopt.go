@@ -372,8 +372,9 @@ func (j *job) historyNote() string {
 
 // typedRun finds the line tmcp types to run a command, any job's, in a
 // row: its opening, and the text before it, which is the shell's prompt
-// unless the line was typed ahead of the prompt.
-var typedRun = regexp.MustCompile(`^(.*?) ?(?:\((?:nocorrect )?__tmcp [0-9a-f]{5}&&|(?:nocorrect )?__tmcp_r [0-9a-f]{5}|__tmcp [0-9a-f]{5}$)`)
+// unless the line was typed ahead of the prompt. zsh's opens with
+// nocorrect; fish's shows the space typed after it.
+var typedRun = regexp.MustCompile(`^(.*?) ?(?:\((?:nocorrect )?__tmcp [0-9a-f]{5}&&|(?:nocorrect )?__tmcp_r [0-9a-f]{5}|__tmcp [0-9a-f]{5} *$)`)
 
 // outputInHistory finds a job's output in a pane's rows: the rows after
 // the last one that holds the typed line of job tag (and, in fish, the
