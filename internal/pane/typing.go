@@ -31,9 +31,9 @@ func (h *Hub) Type(ctx context.Context, paneID, text string, enter bool) error {
 // TypePasted types lead, then text as one bracketed paste written as the
 // keys that open and close it, then Enter, in one tmux command. A line
 // editor that binds those keys whether or not it asked the terminal for
-// bracketed paste (fish 3 and zsh 5.1 do) inserts the text as it is: no binding,
-// abbreviation or macro acts on its characters. It counts as [Hub.Type]
-// does: the text, and one byte for Enter.
+// bracketed paste (fish does, and zsh since 5.1) inserts the text as it
+// is: no binding, abbreviation or macro acts on its characters. It counts
+// as [Hub.Type] does: the text, and one byte for Enter.
 func (h *Hub) TypePasted(ctx context.Context, paneID, lead, text string) error {
 	h.typed(ctx, paneID, lead+text, len(lead)+len(text)+1)
 	return h.tc.SendKeys(ctx, paneID, true, lead+pasteStart+text+pasteEnd+"\r")

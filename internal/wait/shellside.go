@@ -351,12 +351,12 @@ func noCorrect(f shellFamily) string {
 // line out of its history), and the rest, pasted (see Hub.TypePasted),
 // with a space after it. fish expands an abbreviation on a space or ; | &
 // < > ) typed after it, which a paste never is, and on Enter, for the
-// word at the cursor: after the space there is none. fish 3 binds the
-// paste's keys whatever the terminal's mode, so this holds in a fish that
-// never asked for bracketed paste (fish --no-config) too, and for every
-// abbreviation the person has or defines later, --regex and --position
-// anywhere ones included. fish keeps the line in its history without the
-// space.
+// word at the cursor: after the space there is none. fish (3.6 here)
+// binds the paste's keys whatever the terminal's mode, so this holds in a
+// fish that never asked for bracketed paste (fish --no-config) too, and
+// for every abbreviation the person has or defines later, --regex and
+// --position anywhere ones included. fish keeps the line in its history
+// without the space.
 func fishPasted(line string) (lead, text string) {
 	text = strings.TrimLeft(line, " ")
 	return line[:len(line)-len(text)], text + " "
