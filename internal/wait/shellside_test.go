@@ -207,3 +207,40 @@ func TestTypedAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestFishPasted: the leading spaces of a line typed at fish's prompt go
+// as keys, the rest is pasted with a space after it.
+func TestFishPasted(t *testing.T) {
+	for _, tt := range []struct{ line, lead, text string }{
+		{"gs", "", "gs "},
+		{" __tmcp 1a2b3", " ", "__tmcp 1a2b3 "},
+		{"  echo 'a  b' ", "  ", "echo 'a  b'  "},
+	} {
+		if lead, text := fishPasted(tt.line); lead != tt.lead || text != tt.text {
+			t.Errorf("fishPasted(%q) = %q, %q; want %q, %q", tt.line, lead, text, tt.lead, tt.text)
+		}
+	}
+}
+
+// TestZshLinesCorrectNothingAndExpandNoAlias: zsh's typed lines begin
+// with nocorrect, before their first simple command, and the words naming
+// a command handed over are one quoted word, which no global alias
+// expands; no other shell's lines change.
+func TestZshLinesCorrectNothingAndExpandNoAlias(t *testing.T) {
+	for _, tt := range []struct {
+		f        shellFamily
+		command  string
+		suppress bool
+		want     string
+	}{
+		{zshShell, "echo hi G", false, "(nocorrect __tmcp 1a2b3&&(echo hi G));__tmcp 1a2b3 $?"},
+		{zshShell, "echo hi", true, " (nocorrect __tmcp 1a2b3&&(echo hi));__tmcp 1a2b3 $? -"},
+		{zshShell, "echo hi G\necho", false, "nocorrect __tmcp_r 1a2b3&&(__tmcp 1a2b3;__tmcp_x);__tmcp 1a2b3 $? '# echo hi G …'"},
+		{bashShell, "echo hi G", false, "(__tmcp 1a2b3&&(echo hi G));__tmcp 1a2b3 $?"},
+		{bashShell, "echo hi G\necho", false, "__tmcp_r 1a2b3&&(__tmcp 1a2b3;__tmcp_x);__tmcp 1a2b3 $? # echo hi G …"},
+	} {
+		if got := typedFor(tt.f, "1a2b3", tt.command, tt.suppress, false).lines[0]; got != tt.want {
+			t.Errorf("family %d, %q (suppress %v): typed %q, want %q", tt.f, tt.command, tt.suppress, got, tt.want)
+		}
+	}
+}
