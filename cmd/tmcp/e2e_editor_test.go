@@ -42,12 +42,14 @@ func TestRunCommandRunsTheCommandAsGivenWhateverTheLineEditorOverStdio(t *testin
 				{command: "echo a_b Z", status: "0", text: "a_b Z"},
 				{command: "echo one G", status: "0", text: "ONE"},
 				{command: "echo two G\necho three", status: "0", text: "TWO\nthree"},
+				{command: "^x^y", status: "127", text: "zsh: command not found: ^x^y"}, // not history's ^old^new
 			}},
 		{"bash", "alias ll='echo LL'; bind '\" \": magic-space'; bind '\"_\": \"-\"'; bind -x '\"Z\": READLINE_LINE=rewritten'",
 			[]editorRun{
 				{command: "ll", status: "0", text: "LL"},
 				{command: "echo a_b Z", status: "0", text: "a_b Z"},
 				{command: "echo a_b Z; exit 3", status: "3", text: "a_b Z"},
+				{command: "^x^y", status: "127", text: "bash: ^x^y: command not found"},
 			}},
 	} {
 		for _, integrated := range []bool{false, true} {

@@ -565,6 +565,12 @@ func typedAlone(command string, f shellFamily) bool {
 	if !plainLine(command) {
 		return false
 	}
+	// A line that begins with "^" is history's quick substitution in bash
+	// and zsh (^old^new runs the last command changed): inside the
+	// wrapper it begins nothing.
+	if f != fishShell && strings.HasPrefix(strings.TrimLeft(command, " "), "^") {
+		return false
+	}
 	whole, commands := scanLine(command, f) // what typedAsIs asks, and the commands
 	if !whole {
 		return false

@@ -198,6 +198,9 @@ func TestTypedAlone(t *testing.T) {
 		{". ./env.sh", false, true},
 		{"echo a\nb", false, false},  // two lines: handed over
 		{"echo 'open", false, false}, // not typed as written at all
+		{"^x^y", false, true},        // history's quick substitution
+		{" ^x^y", false, true},
+		{"echo ^x^y", true, true},
 	} {
 		if got := typedAlone(tt.command, bashShell); got != tt.posix {
 			t.Errorf("typedAlone(%q, bash) = %v, want %v", tt.command, got, tt.posix)
