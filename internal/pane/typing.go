@@ -28,6 +28,36 @@ func (h *Hub) Type(ctx context.Context, paneID, text string, enter bool) error {
 	return h.tc.SendKeys(ctx, paneID, true, keys)
 }
 
+// TypePasted types lead, then text as one bracketed paste written as the
+// keys that open and close it, then Enter, in one tmux command. A line
+// editor that binds those keys whether or not it asked the terminal for
+// bracketed paste (fish does, and zsh since 5.1) inserts the text as it
+// is: no binding, abbreviation or macro acts on its characters. It counts
+// as [Hub.Type] does: the text, and one byte for Enter.
+func (h *Hub) TypePasted(ctx context.Context, paneID, lead, text string) error {
+	h.typed(ctx, paneID, lead+text, len(lead)+len(text)+1)
+	return h.tc.SendKeys(ctx, paneID, true, lead+pasteStart+text+pasteEnd+"\r")
+}
+
+// PasteLine pastes text into a pane, bracketed where the program asked
+// the terminal for bracketed paste (tmux knows), then presses Enter. A
+// line editor that asked (readline since bash 5.1, zle since zsh 5.1)
+// inserts the text as it is, whatever it binds to its characters; to one
+// that did not, the text is typed. It counts as [Hub.Type] does.
+func (h *Hub) PasteLine(ctx context.Context, paneID, text string) error {
+	h.typed(ctx, paneID, text, len(text)+1)
+	if err := h.tc.Paste(ctx, paneID, text, true); err != nil {
+		return err
+	}
+	return h.tc.SendKeys(ctx, paneID, false, "Enter")
+}
+
+// The keys a terminal sends around a bracketed paste.
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+)
+
 // Keys sends keys to a pane as tmux reads them: each is a key name (Enter,
 // C-c, Up) or text to type. Once tmux has them, those who asked with
 // [Hub.OnKeys] are told.

@@ -63,9 +63,10 @@ __tmcp_preexec() {
   printf '\e]133;C;tmcp_n=%s\a' "$__tmcp_n"
 }
 # The line run_command types once to hand its helper to the shell stays
-# out of the history (zsh cannot drop it once it is in).
+# out of the history (zsh cannot drop it once it is in); it may begin with
+# nocorrect.
 __tmcp_history() {
-  [[ $1 != ' trap '\''stty echo'\'' INT;stty -echo;printf '\''\033]133;R;tmcp-'* ]]
+  [[ $1 != ' '(|'nocorrect ')'trap '\''stty echo'\'' INT;stty -echo;printf '\''\033]133;R;tmcp-'* ]]
 }
 typeset -ga precmd_functions zshaddhistory_functions
 zshaddhistory_functions+=(__tmcp_history)

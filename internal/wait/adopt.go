@@ -372,8 +372,9 @@ func (j *job) historyNote() string {
 
 // typedRun finds the line tmcp types to run a command, any job's, in a
 // row: its opening, and the text before it, which is the shell's prompt
-// unless the line was typed ahead of the prompt.
-var typedRun = regexp.MustCompile(`^(.*?) ?(?:\(__tmcp [0-9a-f]{5}&&|__tmcp_r [0-9a-f]{5}|__tmcp [0-9a-f]{5}$)`)
+// unless the line was typed ahead of the prompt. zsh's opens with
+// nocorrect; fish's shows the space typed after it.
+var typedRun = regexp.MustCompile(`^(.*?) ?(?:\((?:nocorrect )?__tmcp [0-9a-f]{5}&&|(?:nocorrect )?__tmcp_r [0-9a-f]{5}|__tmcp [0-9a-f]{5} *$)`)
 
 // outputInHistory finds a job's output in a pane's rows: the rows after
 // the last one that holds the typed line of job tag (and, in fish, the
@@ -391,7 +392,7 @@ var typedRun = regexp.MustCompile(`^(.*?) ?(?:\(__tmcp [0-9a-f]{5}&&|__tmcp_r [0
 func outputInHistory(rows []string, tag string, running bool) (lines []string, found, settled bool) {
 	at, col := -1, -1
 	for i := len(rows) - 1; i >= 0 && at < 0; i-- {
-		for _, opening := range []string{"(__tmcp " + tag + "&&", "__tmcp_r " + tag, "__tmcp " + tag} {
+		for _, opening := range []string{"(__tmcp " + tag + "&&", "(nocorrect __tmcp " + tag + "&&", "nocorrect __tmcp_r " + tag, "__tmcp_r " + tag, "__tmcp " + tag} {
 			if k := strings.Index(rows[i], opening); k >= 0 && (col < 0 || k < col) {
 				at, col = i, k // the first on the row: the line's opening
 			}

@@ -338,12 +338,15 @@ func (j *job) bareMark() string { return markerPrefix + j.id[:markLen] }
 // then returns the job running.
 const handOverWait = 30 * time.Second
 
-// step is a line to type, and whether to wait first for the shell to read
-// it with echo off, and then for its prompt.
+// step is a line to type, whether to wait first for the shell to read
+// it with echo off, and then for its prompt, and whether it is typed at
+// the shell's prompt, into its line editor, rather than read by the
+// helper.
 type step struct {
 	line        string
 	afterRead   bool
 	afterPrompt bool
+	atPrompt    bool
 }
 
 // send types what runs the command (see shellside.go): the shell's helper
@@ -358,6 +361,9 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	if fresh {
 		family := familyOf(info.Command)
 		bootstrap := bootstrapLine(family, tag)
+		// The modifier goes after the space that keeps the line out of
+		// history.
+		bootstrap = " " + noCorrect(family) + strings.TrimPrefix(bootstrap, " ")
 		// The helper ends with another R mark: the run's lines wait for it,
 		// so that they come after its echo is erased.
 		helper := helperLine(family, s.endFile(paneID), j.nonce)
@@ -366,20 +372,20 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 			stream.SetShellNonce(j.nonce)
 		}
 		helper += eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag+":"+j.nonce)
-		steps = append(steps, step{line: bootstrap}, step{line: helper, afterRead: true})
+		steps = append(steps, step{line: bootstrap, atPrompt: true}, step{line: helper, afterRead: true})
 		s.helpers.add(paneID, info, j.nonce)
 		j.mu.Lock()
 		j.freshHelper = true
 		j.mu.Unlock()
 	}
 	for i, l := range t.lines {
-		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0})
+		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0, atPrompt: true})
 	}
 	for i, l := range t.handover {
 		steps = append(steps, step{line: l, afterRead: i == 0})
 	}
 	for _, l := range t.after {
-		steps = append(steps, step{line: l})
+		steps = append(steps, step{line: l, atPrompt: true})
 	}
 	first := len(steps)
 	for i, st := range steps {
@@ -398,7 +404,7 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	// first line goes may land after it.
 	j.typingBegins()
 	for _, st := range steps[:first] {
-		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
+		if err := s.typeStep(ctx, paneID, j.family, st); err != nil {
 			s.helpers.forget(paneID)
 			return err
 		}
@@ -408,6 +414,26 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
 	}
 	return nil
+}
+
+// typeStep types a step's line and Enter. A line typed at the prompt of
+// fish, zsh or bash is pasted, so that no abbreviation, macro or key
+// binding of the person's rewrites it: as the keys of a bracketed paste in
+// fish (see fishPasted) and zsh, whose line editors bind them (zsh since
+// 5.1) whether or not they asked the terminal for bracketed paste, which
+// zsh does only after drawing its prompt; through tmux in bash, which asks
+// before its prompt, and whose readline binds them only since bash 4.4.
+func (s *Service) typeStep(ctx context.Context, paneID string, f shellFamily, st step) error {
+	switch {
+	case st.atPrompt && f == fishShell:
+		lead, text := fishPasted(st.line)
+		return s.hub.TypePasted(ctx, paneID, lead, text)
+	case st.atPrompt && f == zshShell:
+		return s.hub.TypePasted(ctx, paneID, "", st.line)
+	case st.atPrompt && f == bashShell:
+		return s.hub.PasteLine(ctx, paneID, st.line)
+	}
+	return s.hub.Type(ctx, paneID, st.line, true)
 }
 
 // catchUpWait bounds the read of what tmux holds for a stream: it holds
@@ -481,7 +507,7 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 			return // a key cut the reading: what follows must not run
 		default:
 		}
-		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
+		if err := s.typeStep(ctx, paneID, j.family, st); err != nil {
 			s.helpers.forget(paneID)
 			s.endUntyped(ctx, j, err)
 			return

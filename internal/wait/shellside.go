@@ -159,7 +159,7 @@ const bashHistory = `;__tmcp_h(){ local l;l=$(HISTTIMEFORMAT= history 1);case $l
 // their place, taken from the line by the hook or read by the helper, so
 // that a line the shell could not parse (it never ends) adds nothing.
 const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "$__tmcp_cmd";__tmcp_cmd=;}` +
-	`;__tmcp_z(){ case $1 in *"(__tmcp "*");__tmcp "*) ;;*) return 0;;esac;` +
+	`;__tmcp_z(){ case $1 in *"__tmcp "*");__tmcp "*) ;;*) return 0;;esac;` +
 	`[[ $1 == *' $? -'* || $1 == *__tmcp_r\ * ]]&&return 1;local c=${1#*"&&("};[[ $c == " ("* ]]&&c=${c# };__tmcp_cmd=${c%%\)\);__tmcp *};return 1;}` +
 	`;zshaddhistory_functions+=(__tmcp_z)`
 
@@ -320,7 +320,7 @@ func typedFor(f shellFamily, token, command string, suppressHistory, handOver bo
 		}
 		// History cannot take the command in fish 3: the line is kept out.
 		return typing{lines: []string{" __tmcp_r " + token}, handover: handover(command),
-			after: []string{` eval "$__tmcp_cmd"` + summary(command, 40)}}
+			after: []string{` eval "$__tmcp_cmd"` + summary(command, 40, f)}}
 	}
 	end := ";__tmcp " + token + " $?"
 	if suppressHistory {
@@ -343,18 +343,50 @@ func typedFor(f shellFamily, token, command string, suppressHistory, handOver bo
 		if strings.HasPrefix(command, "(") {
 			command = " " + command
 		}
-		t.lines = []string{lead + "(__tmcp " + token + "&&(" + command + "))" + end}
+		t.lines = []string{lead + "(" + noCorrect(f) + "__tmcp " + token + "&&(" + command + "))" + end}
 		return t
 	}
-	line := lead + "__tmcp_r " + token + "&&(__tmcp " + token + ";__tmcp_x)" + end
-	return typing{lines: []string{line + summary(command, 80-len(line))}, handover: handover(command)}
+	line := lead + noCorrect(f) + "__tmcp_r " + token + "&&(__tmcp " + token + ";__tmcp_x)" + end
+	// 80 bytes, and zsh's nocorrect.
+	room := 80 + len(noCorrect(f)) - len(line)
+	return typing{lines: []string{line + summary(command, room, f)}, handover: handover(command)}
+}
+
+// noCorrect is what a line typed at a shell's prompt begins with, before
+// its first simple command, so that the shell corrects none of its words:
+// zsh with setopt correct or correct_all would otherwise ask whether to
+// correct a word ("zsh: correct 'gti' to 'git' [nyae]?") and wait for a
+// key, and the run with it. The modifier holds for the whole line; eval,
+// which runs a command handed over, never corrects.
+func noCorrect(f shellFamily) string {
+	if f == zshShell {
+		return "nocorrect "
+	}
+	return ""
+}
+
+// fishPasted splits a line to type at fish's prompt into its leading
+// spaces, typed as keys (fish drops them from a paste, and one keeps the
+// line out of its history), and the rest, pasted (see Hub.TypePasted),
+// with a space after it. fish expands an abbreviation on a space or ; | &
+// < > ) typed after it, which a paste never is, and on Enter, for the
+// word at the cursor: after the space there is none. fish (3.6 here)
+// binds the paste's keys whatever the terminal's mode, so this holds in a
+// fish that never asked for bracketed paste (fish --no-config) too, and
+// for every abbreviation the person has or defines later, --regex and
+// --position anywhere ones included. fish keeps the line in its history
+// without the space.
+func fishPasted(line string) (lead, text string) {
+	text = strings.TrimLeft(line, " ")
+	return line[:len(line)-len(text)], text + " "
 }
 
 // summary is a comment naming a command handed over, within n bytes. It
 // holds only letters, digits and a few plain marks: interactive zsh takes
 // no comments, and reads it as arguments that must neither open a quote
-// nor expand.
-func summary(command string, n int) string {
+// nor expand. In zsh it is one quoted word: a global alias would expand
+// a bare word (alias -g G='| grep' would pipe the end mark into grep).
+func summary(command string, n int, f shellFamily) string {
 	first, _, more := strings.Cut(strings.TrimSpace(command), "\n")
 	var b strings.Builder
 	for _, r := range first {
@@ -367,18 +399,22 @@ func summary(command string, n int) string {
 	if more {
 		text += " …"
 	}
-	const prefix = " # "
-	if n-len(prefix) < 8 {
+	open, end := " # ", ""
+	if f == zshShell {
+		open, end = " '# ", "'"
+	}
+	room := n - len(open) - len(end)
+	if room < 8 {
 		return ""
 	}
-	if len(text) > n-len(prefix) {
-		cut := n - len(prefix) - len("…")
+	if len(text) > room {
+		cut := room - len("…")
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
 		text = text[:cut] + "…"
 	}
-	return prefix + text
+	return open + text + end
 }
 
 // handover encodes a command for the helper's read: printable ASCII for
@@ -546,6 +582,12 @@ var leadsCommand = map[string]bool{"and": true, "or": true, "not": true, "!": tr
 // that what it does is the same whichever way it is typed.
 func typedAlone(command string, f shellFamily) bool {
 	if !plainLine(command) {
+		return false
+	}
+	// A line that begins with "^" is history's quick substitution in bash
+	// and zsh (^old^new runs the last command changed): inside the
+	// wrapper it begins nothing.
+	if f != fishShell && strings.HasPrefix(strings.TrimLeft(command, " "), "^") {
 		return false
 	}
 	whole, commands := scanLine(command, f) // what typedAsIs asks, and the commands

@@ -52,8 +52,8 @@ func TestTypedAsIs(t *testing.T) {
 }
 
 // TestTypedLineIsTheCommandAndAFewBytes: the person sees the command as
-// written, with at most 40 bytes of tmcp's own; one handed over shows a
-// line of at most 80 that names it.
+// written, with at most 40 bytes of tmcp's own (and zsh's nocorrect); one
+// handed over shows a line of at most 80 that names it.
 func TestTypedLineIsTheCommandAndAFewBytes(t *testing.T) {
 	long := "echo " + strings.Repeat("x", 2048)
 	for _, f := range []shellFamily{posixShell, bashShell, zshShell, fishShell} {
@@ -61,7 +61,7 @@ func TestTypedLineIsTheCommandAndAFewBytes(t *testing.T) {
 			for _, command := range []string{"echo 'build done'", `printf '%s\n' "it's"`, long} {
 				typed := typedFor(f, "1a2b3", command, suppress, false)
 				all := strings.Join(typed.lines, "")
-				if len(typed.handover) > 0 || !strings.Contains(all, command) || len(all)-len(command) > 40 {
+				if len(typed.handover) > 0 || !strings.Contains(all, command) || len(all)-len(command) > 40+len(noCorrect(f)) {
 					t.Errorf("family %d, suppress %v: %.40q typed with %d bytes more, handover %d lines; want it as written, +40 at most",
 						f, suppress, command, len(all)-len(command), len(typed.handover))
 				}
@@ -75,7 +75,7 @@ func TestTypedLineIsTheCommandAndAFewBytes(t *testing.T) {
 				t.Errorf("family %d: a multi-line command of %d bytes handed over in %d lines", f, len(multi), len(typed.handover))
 			}
 			for _, l := range append(typed.lines, typed.after...) {
-				if len(l) > 80 || strings.Contains(l, "\n") {
+				if len(l) > 80+len(noCorrect(f)) || strings.Contains(l, "\n") {
 					t.Errorf("family %d: a handed-over command shows %q (%d bytes), want one line of 80 at most", f, l, len(l))
 				}
 			}
@@ -198,12 +198,52 @@ func TestTypedAlone(t *testing.T) {
 		{". ./env.sh", false, true},
 		{"echo a\nb", false, false},  // two lines: handed over
 		{"echo 'open", false, false}, // not typed as written at all
+		{"^x^y", false, true},        // history's quick substitution
+		{" ^x^y", false, true},
+		{"echo ^x^y", true, true},
 	} {
 		if got := typedAlone(tt.command, bashShell); got != tt.posix {
 			t.Errorf("typedAlone(%q, bash) = %v, want %v", tt.command, got, tt.posix)
 		}
 		if got := typedAlone(tt.command, fishShell); got != tt.fish {
 			t.Errorf("typedAlone(%q, fish) = %v, want %v", tt.command, got, tt.fish)
+		}
+	}
+}
+
+// TestFishPasted: the leading spaces of a line typed at fish's prompt go
+// as keys, the rest is pasted with a space after it.
+func TestFishPasted(t *testing.T) {
+	for _, tt := range []struct{ line, lead, text string }{
+		{"gs", "", "gs "},
+		{" __tmcp 1a2b3", " ", "__tmcp 1a2b3 "},
+		{"  echo 'a  b' ", "  ", "echo 'a  b'  "},
+	} {
+		if lead, text := fishPasted(tt.line); lead != tt.lead || text != tt.text {
+			t.Errorf("fishPasted(%q) = %q, %q; want %q, %q", tt.line, lead, text, tt.lead, tt.text)
+		}
+	}
+}
+
+// TestZshLinesCorrectNothingAndExpandNoAlias: zsh's typed lines begin
+// with nocorrect, before their first simple command, and the words naming
+// a command handed over are one quoted word, which no global alias
+// expands; no other shell's lines change.
+func TestZshLinesCorrectNothingAndExpandNoAlias(t *testing.T) {
+	for _, tt := range []struct {
+		f        shellFamily
+		command  string
+		suppress bool
+		want     string
+	}{
+		{zshShell, "echo hi G", false, "(nocorrect __tmcp 1a2b3&&(echo hi G));__tmcp 1a2b3 $?"},
+		{zshShell, "echo hi", true, " (nocorrect __tmcp 1a2b3&&(echo hi));__tmcp 1a2b3 $? -"},
+		{zshShell, "echo hi G\necho", false, "nocorrect __tmcp_r 1a2b3&&(__tmcp 1a2b3;__tmcp_x);__tmcp 1a2b3 $? '# echo hi G …'"},
+		{bashShell, "echo hi G", false, "(__tmcp 1a2b3&&(echo hi G));__tmcp 1a2b3 $?"},
+		{bashShell, "echo hi G\necho", false, "__tmcp_r 1a2b3&&(__tmcp 1a2b3;__tmcp_x);__tmcp 1a2b3 $? # echo hi G …"},
+	} {
+		if got := typedFor(tt.f, "1a2b3", tt.command, tt.suppress, false).lines[0]; got != tt.want {
+			t.Errorf("family %d, %q (suppress %v): typed %q, want %q", tt.f, tt.command, tt.suppress, got, tt.want)
 		}
 	}
 }
