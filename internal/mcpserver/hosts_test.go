@@ -92,6 +92,14 @@ func TestPrefixResultMarksEveryIdOfARemoteReply(t *testing.T) {
 	if got := r.Content[1].(*mcp.TextContent).Text; got != "%1 text" {
 		t.Errorf("pane text changed: %q", got)
 	}
+	// A fields block that leaves out a field holding pane text is the
+	// fields still, and is prefixed.
+	r = &mcp.CallToolResult{StructuredContent: map[string]any{"paneId": "%1", "matched": "{\"paneId\":\"%2\"}"},
+		Content: []mcp.Content{&mcp.TextContent{Text: `{"paneId":"%1"}`}}}
+	prefixResult(r, "gpu")
+	if got := r.Content[0].(*mcp.TextContent).Text; got != `{"paneId":"gpu:%1"}` {
+		t.Errorf("fields block without matched = %s, want {\"paneId\":\"gpu:%%1\"}", got)
+	}
 	// Pane text that is JSON, not the fields, is left as it is.
 	paneJSON := `{"paneId":"%9"}`
 	r = &mcp.CallToolResult{StructuredContent: map[string]any{"paneId": "%1"}, Content: []mcp.Content{&mcp.TextContent{Text: paneJSON}}}
