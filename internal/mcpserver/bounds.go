@@ -34,8 +34,8 @@ func clamp(v, def, ceiling int) int {
 // fenced, in its own content block and nowhere else, so it crosses the
 // wire once and a model reads it as data; the fields go in
 // structuredContent and, compactly, in the first block. A field that
-// holds pane text is left out of that block by the caller (shown), and
-// shown inside the fence instead.
+// holds pane text is, in the fields the caller shows there, left out
+// (the fenced text holds it) or fenced in place.
 func textResult(shown any, text string) *mcp.CallToolResult {
 	meta, _ := json.Marshal(shown)
 	return &mcp.CallToolResult{Content: []mcp.Content{

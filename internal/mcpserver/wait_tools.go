@@ -539,7 +539,7 @@ type captureSinceIn struct {
 type captureSinceOut struct {
 	Cursor          string `json:"cursor" jsonschema:"pass to the next capture_since"`
 	Lines           int    `json:"lines" jsonschema:"new complete lines, in the second content block"`
-	Partial         string `json:"partial,omitempty" jsonschema:"the unfinished last line (a prompt), also the text block's last; returned again once finished"`
+	Partial         string `json:"partial,omitempty" jsonschema:"the unfinished last line (a prompt), fenced in the fields block; returned again once finished"`
 	ScreenLines     int    `json:"screenLines,omitempty" jsonschema:"screen rows sent instead of lines: no cursor, a reset, or a full-screen program"`
 	MissedBytes     int64  `json:"missedBytes,omitempty" jsonschema:"bytes after the cursor no longer held"`
 	OutputLost      bool   `json:"outputLost,omitempty" jsonschema:"tmux dropped some output"`
@@ -564,17 +564,14 @@ func (s *Server) captureSince(ctx context.Context, _ *mcp.CallToolRequest, in ca
 	}
 	out := captureSinceOut{Cursor: r.Cursor, Lines: len(r.Lines), Partial: r.Partial, ScreenLines: len(r.Screen),
 		MissedBytes: r.MissedBytes, OutputLost: r.OutputLost, Reset: r.Reset, Reason: r.Reason, AlternateScreen: r.AlternateScreen, Truncation: r.Truncation}
-	lines := r.Lines
-	switch {
-	case len(r.Screen) > 0:
-		lines = r.Screen
+	text := strings.Join(r.Lines, "\n")
+	if len(r.Screen) > 0 {
+		text = strings.Join(r.Screen, "\n")
 		out.Lines = 0
-	case r.Partial != "":
-		// The unfinished line is pane text: it ends the fenced text
-		// rather than sitting in the first block.
-		lines = append(lines[:len(lines):len(lines)], r.Partial)
 	}
+	// The unfinished line is pane text too: the first block shows it
+	// fenced, the text block keeping to complete lines.
 	shown := out
-	shown.Partial = ""
-	return textResult(shown, strings.Join(lines, "\n")), out, nil
+	shown.Partial = fence(r.Partial)
+	return textResult(shown, text), out, nil
 }
