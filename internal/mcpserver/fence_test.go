@@ -1,6 +1,11 @@
 package mcpserver
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -87,4 +92,67 @@ func TestTextResultFencesThePaneTextOnly(t *testing.T) {
 	if text, ok := unfence(got); !ok || text != "a\nb" {
 		t.Errorf("text block = %q, want a\\nb fenced", got)
 	}
+}
+
+// TestWhatTheFenceCostsAReply calls capture_pane over a byte stream framed
+// as on stdio and measures what the fence adds: to the text a model reads
+// (the two boundary lines), and to the response as written, where JSON
+// spells them (the SDK escapes < and > as \u003c and \u003e).
+func TestWhatTheFenceCostsAReply(t *testing.T) {
+	s := newTestServer(t, DefaultTier)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.MCPServer(ctx).Run(ctx, &mcp.IOTransport{Reader: inR, Writer: outW})
+		outW.Close()
+	}()
+	defer func() { inW.Close(); cancel(); <-done }()
+	rpc := &rawRPC{w: inW, r: bufio.NewReader(outR)}
+	if _, err := rpc.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "fence-test", "version": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rpc.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
+		t.Fatal(err)
+	}
+	line, err := rpc.call("tools/call", map[string]any{"name": "capture_pane", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil || len(resp.Result.Content) != 2 {
+		t.Fatalf("capture_pane: %s (%v), want two content blocks", line, err)
+	}
+	fenced := resp.Result.Content[1].Text
+	text, ok := unfence(fenced)
+	if !ok {
+		t.Fatalf("capture_pane's text block is not fenced: %q", fenced)
+	}
+	// The wire spells the text block one of two ways: with <, > and &
+	// escaped (encoding/json's default) or not.
+	for _, spell := range []func(string) []byte{
+		func(s string) []byte { b, _ := compactJSON(s); return b },
+		func(s string) []byte { b, _ := json.Marshal(s); return b },
+	} {
+		if !bytes.Contains(line, spell(fenced)) {
+			continue
+		}
+		read, wire := len(fenced)-len(text), len(spell(fenced))-len(spell(text))
+		t.Logf("the fence adds %d bytes to the text a model reads and %d to the %d-byte response on the wire (%d bytes of pane text)",
+			read, wire, len(line), len(text))
+		if read > 64 || wire > 96 {
+			t.Errorf("the fence adds %d bytes to a reply's text and %d on the wire; want at most 64 and 96", read, wire)
+		}
+		return
+	}
+	t.Fatalf("the response does not hold the text block as JSON spells it: %s", line)
 }
