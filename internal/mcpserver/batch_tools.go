@@ -266,7 +266,7 @@ func runInBatch(ctx context.Context, req *mcp.CallToolRequest, p planned) (callD
 		var texts []string
 		for _, c := range res.Content[1:] {
 			if t, ok := c.(*mcp.TextContent); ok {
-				text, fenced := unfence(t.Text)
+				text, fenced := Unfence(t.Text)
 				if !fenced {
 					text = t.Text
 				}

@@ -42,9 +42,10 @@ func fenceToken() string {
 	return fenceEncoding.EncodeToString(b)
 }
 
-// unfence returns the text inside a fence built by fence, and whether s
-// is one; tmcp's own code uses it to take back the text it fenced.
-func unfence(s string) (string, bool) {
+// Unfence returns the pane text inside a text block that tmcp fenced,
+// and whether the block is one, for code that reads tmcp's replies as a
+// program (a batch, the bench, the soak) rather than as a model.
+func Unfence(s string) (string, bool) {
 	open, rest, ok := strings.Cut(s, "\n")
 	token, isOpen := strings.CutPrefix(open, "<"+fenceTag+" ")
 	token, isOpen2 := strings.CutSuffix(token, ">")

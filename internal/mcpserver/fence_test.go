@@ -38,8 +38,8 @@ func TestFenceHoldsTheTextBetweenLinesOfOneFreshToken(t *testing.T) {
 		if strings.Contains(text, m[1]) {
 			t.Errorf("fence(%q): the token %s occurs in the text", text, m[1])
 		}
-		if back, ok := unfence(got); !ok || back != text {
-			t.Errorf("unfence(fence(%q)) = %q, %v", text, back, ok)
+		if back, ok := Unfence(got); !ok || back != text {
+			t.Errorf("Unfence(fence(%q)) = %q, %v", text, back, ok)
 		}
 	}
 }
@@ -74,8 +74,8 @@ func TestUnfenceTakesOnlyAWholeFence(t *testing.T) {
 		"x\n<pane-text ABC>\ny\n</pane-text ABC>", // text before the fence
 		"<pane-text ABC>\ny\n</pane-text ABC>\n",  // text after it
 	} {
-		if got, ok := unfence(s); ok {
-			t.Errorf("unfence(%q) = %q, true; want false", s, got)
+		if got, ok := Unfence(s); ok {
+			t.Errorf("Unfence(%q) = %q, true; want false", s, got)
 		}
 	}
 }
@@ -89,7 +89,7 @@ func TestTextResultFencesThePaneTextOnly(t *testing.T) {
 		t.Errorf("fields block = %s, want the fields' compact JSON, unfenced", got)
 	}
 	got := res.Content[1].(*mcp.TextContent).Text
-	if text, ok := unfence(got); !ok || text != "a\nb" {
+	if text, ok := Unfence(got); !ok || text != "a\nb" {
 		t.Errorf("text block = %q, want a\\nb fenced", got)
 	}
 }
@@ -133,7 +133,7 @@ func TestWhatTheFenceCostsAReply(t *testing.T) {
 		t.Fatalf("capture_pane: %s (%v), want two content blocks", line, err)
 	}
 	fenced := resp.Result.Content[1].Text
-	text, ok := unfence(fenced)
+	text, ok := Unfence(fenced)
 	if !ok {
 		t.Fatalf("capture_pane's text block is not fenced: %q", fenced)
 	}
