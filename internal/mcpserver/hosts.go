@@ -356,7 +356,7 @@ func prefixResult(r *mcp.CallToolResult, host string) {
 		}
 	}
 	// The first text block is rewritten only where it shows the fields
-	// (less any that hold pane text): text that happens to be JSON stays
+	// (pane text left out or fenced): text that happens to be JSON stays
 	// as it was written.
 	if len(r.Content) > 0 && fields != nil {
 		if t, ok := r.Content[0].(*mcp.TextContent); ok && strings.HasPrefix(t.Text, "{") {
@@ -371,10 +371,13 @@ func prefixResult(r *mcp.CallToolResult, host string) {
 	}
 }
 
-// within reports whether the decoded JSON a is b or b with some object
-// keys left out, at any depth.
+// within reports whether the decoded JSON a is b, or b with some object
+// keys left out or some strings fenced, at any depth.
 func within(a, b any) bool {
 	switch a := a.(type) {
+	case string:
+		text, fenced := Unfence(a)
+		return a == b || fenced && text == b
 	case map[string]any:
 		bm, ok := b.(map[string]any)
 		if !ok {
