@@ -8,6 +8,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,7 +145,7 @@ func TestPaneTextIsFencedInEveryReplyThatCarriesIt(t *testing.T) {
 	}
 	for i, tool := range []string{"capture_pane", "search_panes"} {
 		block := res.Content[i+1].(*mcp.TextContent).Text
-		head := "call " + string(rune('0'+i)) + " (" + tool + "):\n"
+		head := fmt.Sprintf("call %d (%s):\n", i, tool)
 		rest, ok := strings.CutPrefix(block, head)
 		if !ok {
 			t.Errorf("batch block %d: %q, want it to begin %q", i+1, block, head)
@@ -295,8 +296,9 @@ func checkNoControls(t *testing.T, name string, res *mcp.CallToolResult) {
 // TestNoControlCharacterReachesAReply has a program print OSC, DCS, APC,
 // PM and SOS strings, C1 controls both as 8-bit bytes and in UTF-8, and
 // C0 controls, and reads them back through every reply that carries pane
-// text: none holds a control character, in its text or its
-// structuredContent, nor the payload of a string sequence.
+// text (wait_for_command's from a bash that marks its commands): none
+// holds a control character, in its text or its structuredContent, nor
+// the payload of a string sequence.
 func TestNoControlCharacterReachesAReply(t *testing.T) {
 	t.Parallel()
 	f := newWaitFixture(t)
@@ -349,6 +351,13 @@ func TestNoControlCharacterReachesAReply(t *testing.T) {
 		{"tool": "search_panes", "arguments": map[string]any{"pattern": "ctl-"}},
 	}})
 	checkNoControls(t, "batch", res)
+
+	marked := integratedPane(t, f.srv, "bash", "")
+	markedStart, _ := s.since(map[string]any{"paneId": marked})
+	s.ok("send_keys", map[string]any{"paneId": marked, "keys": "cat " + file}, nil)
+	res = s.call("wait_for_command", map[string]any{"paneId": marked, "cursor": markedStart.Cursor, "timeoutSeconds": 10})
+	checkNoControls(t, "wait_for_command", res)
+	fencedReply(t, "wait_for_command", res, "ctl-done")
 
 	content := s.readPaneContent(pane)
 	if bad := controlIn(content); bad != "" {
