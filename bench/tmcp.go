@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/mcpserver"
 )
 
 const (
@@ -313,12 +315,17 @@ func decode(r *mcp.CallToolResult, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// resultText joins the text blocks of a tool result.
+// resultText joins the text blocks of a tool result, pane text taken out
+// of its fence.
 func resultText(r *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
+			text, fenced := mcpserver.Unfence(t.Text)
+			if !fenced {
+				text = t.Text
+			}
+			parts = append(parts, text)
 		}
 	}
 	return strings.Join(parts, "\n")

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmcp/tmcp/internal/mcpserver"
 )
 
 // commandDeadline is tmcp's bound on one tmux command (tmux.DefaultCommandTimeout):
@@ -182,6 +184,9 @@ func (c *caller) call(ctx context.Context, tool, pane string, args map[string]an
 		if len(res.Content) > 1 {
 			if t, ok := res.Content[1].(*mcp.TextContent); ok {
 				r.Text = t.Text
+				if text, fenced := mcpserver.Unfence(t.Text); fenced {
+					r.Text = text
+				}
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -323,8 +324,9 @@ func allText(res *mcp.CallToolResult) string {
 }
 
 // paneText checks the shape of a text-bearing reply — two text blocks, the
-// first the compact JSON of the fields and equal to structuredContent —
-// and returns the second block, the pane text.
+// first the compact JSON of the fields (structuredContent less the pane
+// text it holds), the second the pane text, fenced — and returns the pane
+// text.
 func paneText(t *testing.T, name string, res *mcp.CallToolResult) string {
 	t.Helper()
 	if res.IsError {
@@ -339,14 +341,62 @@ func paneText(t *testing.T, name string, res *mcp.CallToolResult) string {
 		t.Fatalf("%s: content blocks are %T and %T, want two text blocks", name, res.Content[0], res.Content[1])
 	}
 	checkFieldsBlock(t, name, res, meta)
-	if len(text.Text) >= 16 && strings.Contains(meta.Text, text.Text) {
+	inside := unfenced(t, name, text.Text)
+	if len(inside) >= 16 && strings.Contains(meta.Text, inside) {
 		t.Errorf("%s: the pane text is sent twice (also inside the fields block)", name)
 	}
-	return text.Text
+	return inside
+}
+
+// fenceOpening is the first line of fenced pane text; its token is 16
+// base32 characters.
+var fenceOpening = regexp.MustCompile(`\A<pane-text ([A-Z2-7]{16})>\n`)
+
+// unfenced checks that a text block is pane text as tmcp fences it — an
+// opening line with a token, the text, a closing line with the same token,
+// and a token the text does not hold — and returns the text. An empty
+// block holds no pane text and has no fence.
+func unfenced(t *testing.T, name, block string) string {
+	t.Helper()
+	if block == "" {
+		return ""
+	}
+	m := fenceOpening.FindStringSubmatch(block)
+	if m == nil {
+		t.Fatalf("%s: the pane text does not open with a <pane-text TOKEN> line: %q", name, block)
+	}
+	closing := "\n</pane-text " + m[1] + ">"
+	inside, ok := strings.CutSuffix(block[len(m[0]):], closing)
+	switch {
+	case !ok:
+		t.Fatalf("%s: the pane text does not close with %q: %q", name, closing[1:], block)
+	case strings.Contains(inside, m[1]):
+		t.Fatalf("%s: the fence's token %s occurs in the text it fences: %q", name, m[1], block)
+	}
+	return inside
+}
+
+// withoutPaneText removes from decoded structuredContent the fields that
+// hold pane text and that a fields block leaves to the fenced text:
+// matched (wait_for_text, and each of its panes) and each match's lines
+// (search_panes).
+func withoutPaneText(fields map[string]any) {
+	if _, ok := fields["matched"].(string); ok {
+		delete(fields, "matched")
+	}
+	for key, inner := range map[string]string{"panes": "matched", "matches": "lines"} {
+		list, _ := fields[key].([]any)
+		for _, item := range list {
+			if m, ok := item.(map[string]any); ok {
+				delete(m, inner)
+			}
+		}
+	}
 }
 
 // checkFieldsBlock checks the text block that carries a reply's fields:
-// compact JSON, equal to its structuredContent.
+// compact JSON, equal to its structuredContent less the fields that hold
+// pane text, but for capture_since's partial line, which it fences.
 func checkFieldsBlock(t *testing.T, name string, res *mcp.CallToolResult, block *mcp.TextContent) {
 	t.Helper()
 	if strings.Contains(block.Text, "\n") {
@@ -357,6 +407,10 @@ func checkFieldsBlock(t *testing.T, name string, res *mcp.CallToolResult, block 
 		t.Fatalf("%s: the fields block is not JSON: %q: %v", name, block.Text, err)
 	}
 	decodeStructured(t, name, res, &fromStructured)
+	withoutPaneText(fromStructured)
+	if partial, ok := fromBlock["partial"].(string); ok {
+		fromBlock["partial"] = unfenced(t, name+" (partial)", partial)
+	}
 	if !reflect.DeepEqual(fromBlock, fromStructured) {
 		t.Errorf("%s: the fields block %v differs from structuredContent %v", name, fromBlock, fromStructured)
 	}

@@ -148,7 +148,11 @@ func TestPromptsAsToolOnlyWithTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := paneText(t, "get_prompt", res); got != viaPrompt {
+	// The prompt is tmcp's own text, not a pane's: it comes unfenced.
+	if len(res.Content) != 2 {
+		t.Fatalf("get_prompt: %d content blocks, want 2 (fields, the prompt): %s", len(res.Content), allText(res))
+	}
+	if got := res.Content[1].(*mcp.TextContent).Text; got != viaPrompt {
 		t.Errorf("get_prompt gave\n%s\nprompts/get gives\n%s", got, viaPrompt)
 	}
 	if msg := s.fail("get_prompt", map[string]any{"name": "nope"}); !strings.Contains(msg, "start_service") {

@@ -169,7 +169,7 @@ func TestResourcesReadWhatTmuxHas(t *testing.T) {
 	if content.MIMEType != "text/plain" {
 		t.Errorf("tmux://panes/0/content: mimeType %q, want text/plain", content.MIMEType)
 	}
-	if got, want := content.Text, strings.Join(bareCapture(srv, "%0"), "\n"); got != want {
+	if got, want := unfenced(t, "tmux://panes/0/content", content.Text), strings.Join(bareCapture(srv, "%0"), "\n"); got != want {
 		t.Errorf("tmux://panes/0/content:\n%q\ntmux shows:\n%q", got, want)
 	}
 }

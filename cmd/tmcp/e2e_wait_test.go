@@ -763,10 +763,11 @@ func TestRunCommandThatOutlastsItsWaitBecomesAJobForGetJob(t *testing.T) {
 		t.Errorf("get_job: elapsedSeconds %v, want the job's run time (at least 1.5)", waited.ElapsedSeconds)
 	}
 
-	// Once finished, every read is the same.
+	// Once finished, every read is the same, but for the fence's token.
 	first := s.call("get_job", map[string]any{"jobId": r.JobID})
 	second := s.call("get_job", map[string]any{"jobId": r.JobID})
-	if !reflect.DeepEqual(first.StructuredContent, second.StructuredContent) || allText(first) != allText(second) {
+	if !reflect.DeepEqual(first.StructuredContent, second.StructuredContent) || paneText(t, "get_job", first) != paneText(t, "get_job", second) ||
+		first.Content[0].(*mcp.TextContent).Text != second.Content[0].(*mcp.TextContent).Text {
 		t.Errorf("two reads of a finished job differ:\n%s\n%s", allText(first), allText(second))
 	}
 	again, againText := decodeText[jobOut](t, "get_job", first)

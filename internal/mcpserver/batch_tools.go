@@ -81,6 +81,9 @@ type callDone struct {
 	Result       any    `json:"result,omitempty"`
 	Text         string `json:"text,omitempty"`
 	DroppedBytes int    `json:"droppedBytes,omitempty"`
+	// shown is Result as the call's own first block gave it: without
+	// fields that hold pane text.
+	shown any
 }
 
 type callFailed struct {
@@ -122,13 +125,33 @@ func (r *batchRegistry) batch(tier Tier) mcp.ToolHandlerFor[batchIn, batchOut] {
 				if len(out.Skipped) > 0 {
 					summary += fmt.Sprintf("; not run: %s", strings.Join(out.Skipped, ", "))
 				}
-				meta, _ := json.Marshal(out)
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: summary}, &mcp.TextContent{Text: string(meta)}}}, out, nil
+				res := batchResult(out)
+				res.IsError = true
+				res.Content = append([]mcp.Content{&mcp.TextContent{Text: summary}}, res.Content...)
+				return res, out, nil
 			}
 			out.Completed = append(out.Completed, done)
 		}
-		return nil, out, nil
+		return batchResult(out), out, nil
 	}
+}
+
+// batchResult is a batch's text content: its fields, each call's result
+// as that call's own first block shows it, then a block for each call's
+// pane text, fenced under a line that names the call.
+func batchResult(out batchOut) *mcp.CallToolResult {
+	shown := out
+	shown.Completed = make([]callDone, len(out.Completed))
+	var texts []mcp.Content
+	for i, d := range out.Completed {
+		if d.Text != "" {
+			texts = append(texts, &mcp.TextContent{Text: fmt.Sprintf("call %d (%s):\n%s", i, d.Tool, fence(d.Text))})
+		}
+		d.Result, d.Text = d.shown, ""
+		shown.Completed[i] = d
+	}
+	meta, _ := json.Marshal(shown)
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: string(meta)}}, texts...)}
 }
 
 // plan checks every call before any runs: the tool exists at the server's
@@ -229,11 +252,28 @@ func runInBatch(ctx context.Context, req *mcp.CallToolRequest, p planned) (callD
 		done.DroppedBytes += len(result)
 		result = nil
 	} else {
-		done.Result = json.RawMessage(result)
+		done.Result, done.shown = json.RawMessage(result), json.RawMessage(result)
+		if res != nil && len(res.Content) > 0 {
+			// By convention (textResult) the first block shows the fields.
+			if t, ok := res.Content[0].(*mcp.TextContent); ok && json.Valid([]byte(t.Text)) {
+				done.shown = json.RawMessage(t.Text)
+			}
+		}
 	}
 	if res != nil && len(res.Content) > 1 {
-		// By convention (textResult) the first block repeats the fields.
-		done.Text = batchText(res.Content[1:])
+		// The blocks after it hold the pane text, fenced: the batch
+		// fences it again in its own reply.
+		var texts []string
+		for _, c := range res.Content[1:] {
+			if t, ok := c.(*mcp.TextContent); ok {
+				text, fenced := Unfence(t.Text)
+				if !fenced {
+					text = t.Text
+				}
+				texts = append(texts, text)
+			}
+		}
+		done.Text = strings.Join(texts, "\n")
 		var cut int
 		done.Text, cut = pane.TailBytes(done.Text, maxBatchCallBytes-len(result))
 		done.DroppedBytes += cut

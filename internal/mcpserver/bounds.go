@@ -30,13 +30,16 @@ func clamp(v, def, ceiling int) int {
 	return v
 }
 
-// textResult carries a tool's fields and its pane text. The text goes in
-// its own content block and nowhere else, so it crosses the wire once; the
-// fields go in structuredContent and, compactly, in the first block.
-func textResult(fields any, text string) *mcp.CallToolResult {
-	meta, _ := json.Marshal(fields)
+// textResult carries a tool's fields and its pane text. The text goes,
+// fenced, in its own content block and nowhere else, so it crosses the
+// wire once and a model reads it as data; the fields go in
+// structuredContent and, compactly, in the first block. A field that
+// holds pane text is, in the fields the caller shows there, left out
+// (the fenced text holds it) or fenced in place.
+func textResult(shown any, text string) *mcp.CallToolResult {
+	meta, _ := json.Marshal(shown)
 	return &mcp.CallToolResult{Content: []mcp.Content{
 		&mcp.TextContent{Text: string(meta)},
-		&mcp.TextContent{Text: text},
+		&mcp.TextContent{Text: fence(text)},
 	}}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -333,7 +332,7 @@ func toolError(err error) *mcp.CallToolResult {
 }
 
 // prefixResult marks the ids of a remote host's reply with the host's
-// name, in the structured result and in the text block that repeats it;
+// name, in the structured result and in the text block that shows it;
 // an error names the host.
 func prefixResult(r *mcp.CallToolResult, host string) {
 	if r.IsError {
@@ -356,12 +355,13 @@ func prefixResult(r *mcp.CallToolResult, host string) {
 			}
 		}
 	}
-	// The first text block is rewritten only where it repeats the fields:
-	// pane text that happens to be JSON stays as the pane wrote it.
+	// The first text block is rewritten only where it shows the fields
+	// (pane text left out or fenced): text that happens to be JSON stays
+	// as it was written.
 	if len(r.Content) > 0 && fields != nil {
 		if t, ok := r.Content[0].(*mcp.TextContent); ok && strings.HasPrefix(t.Text, "{") {
 			var v any
-			if json.Unmarshal([]byte(t.Text), &v) == nil && reflect.DeepEqual(v, fields) {
+			if json.Unmarshal([]byte(t.Text), &v) == nil && within(v, fields) {
 				prefixIDs(v, host)
 				if b, err := json.Marshal(v); err == nil {
 					t.Text = string(b)
@@ -369,6 +369,39 @@ func prefixResult(r *mcp.CallToolResult, host string) {
 			}
 		}
 	}
+}
+
+// within reports whether the decoded JSON a is b, or b with some object
+// keys left out or some strings fenced, at any depth.
+func within(a, b any) bool {
+	switch a := a.(type) {
+	case string:
+		text, fenced := Unfence(a)
+		return a == b || fenced && text == b
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, x := range a {
+			if y, ok := bm[k]; !ok || !within(x, y) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bs, ok := b.([]any)
+		if !ok || len(a) != len(bs) {
+			return false
+		}
+		for i := range a {
+			if !within(a[i], bs[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
 }
 
 // prefixIDs prefixes every id field in v with host and ":".

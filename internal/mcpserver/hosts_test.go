@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,6 +92,17 @@ func TestPrefixResultMarksEveryIdOfARemoteReply(t *testing.T) {
 	}
 	if got := r.Content[1].(*mcp.TextContent).Text; got != "%1 text" {
 		t.Errorf("pane text changed: %q", got)
+	}
+	// A fields block that leaves out a field holding pane text, or fences
+	// it in place, is the fields still, and is prefixed.
+	partial, _ := json.Marshal(fence("$ "))
+	for _, block := range []string{`{"paneId":"%1"}`, `{"paneId":"%1","partial":` + string(partial) + `}`} {
+		r = &mcp.CallToolResult{StructuredContent: map[string]any{"paneId": "%1", "matched": "{\"paneId\":\"%2\"}", "partial": "$ "},
+			Content: []mcp.Content{&mcp.TextContent{Text: block}}}
+		prefixResult(r, "gpu")
+		if got, want := r.Content[0].(*mcp.TextContent).Text, strings.Replace(block, "%1", "gpu:%1", 1); got != want {
+			t.Errorf("fields block %s prefixed = %s, want %s", block, got, want)
+		}
 	}
 	// Pane text that is JSON, not the fields, is left as it is.
 	paneJSON := `{"paneId":"%9"}`

@@ -41,7 +41,7 @@ type PaneMatch struct {
 	SessionName string   `json:"sessionName"`
 	WindowID    string   `json:"windowId"`
 	Command     string   `json:"command"`
-	Lines       []string `json:"lines"`
+	Lines       []string `json:"lines,omitempty" jsonschema:"the text block holds them too, fenced, under --- paneId ---"`
 	MoreLines   int      `json:"moreLines,omitempty" jsonschema:"matching lines not returned"`
 }
 
@@ -85,7 +85,17 @@ func (s *Server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 			out.Matches = append(out.Matches, match)
 		}
 	}
-	return nil, out, nil
+	// The matching lines are pane text: the text block holds them, fenced,
+	// and the fields block the rest.
+	shown := searchPanesOut{Matches: make([]PaneMatch, len(out.Matches)), Searched: out.Searched}
+	var text []string
+	for i, m := range out.Matches {
+		text = append(text, "--- "+m.PaneID+" ---")
+		text = append(text, m.Lines...)
+		m.Lines = nil
+		shown.Matches[i] = m
+	}
+	return textResult(shown, strings.Join(text, "\n")), out, nil
 }
 
 type snapshotPaneIn struct {

@@ -35,7 +35,8 @@ func (s *Server) getPrompt(_ context.Context, _ *mcp.CallToolRequest, in getProm
 			if err != nil {
 				return nil, getPromptOut{}, err
 			}
-			return textResult(getPromptOut{}, text), getPromptOut{}, nil
+			// The prompt is tmcp's own text, not a pane's: no fence.
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}, &mcp.TextContent{Text: text}}}, getPromptOut{}, nil
 		}
 	}
 	return nil, getPromptOut{}, fmt.Errorf("no prompt %q at the %s tier; get_prompt takes one of: %s", in.Name, s.cfg.Tier, strings.Join(s.promptNames(), ", "))

@@ -30,7 +30,7 @@ func (s *Server) waitTools() []toolDef {
 		define(&mcp.Tool{Name: "get_job", Annotations: readOnly(),
 			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
 		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly(),
-			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: quiet). Only output after the call or cursor counts, not old text or echoed keys. To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
+			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: end once quiet). Only output after the call or cursor counts, not echoed keys. To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
 		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly(),
 			Description: "Wait until the command in a pane (at a prompt: the next) ends: status, duration, output. Needs shell marks (tmcp init); paneIds, mode as wait_for_text."}, s.waitForCommand),
 		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly(),
@@ -176,7 +176,7 @@ type waitForTextIn struct {
 	Stop           []string `json:"stop,omitempty"`
 	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2"`
 	MatchCase      *bool    `json:"matchCase,omitempty" jsonschema:"default true"`
-	IdleSeconds    float64  `json:"idleSeconds,omitempty" jsonschema:"end after this quiet"`
+	IdleSeconds    float64  `json:"idleSeconds,omitempty"`
 	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
 	Cursor         string   `json:"cursor,omitempty"`
 	MaxLines       int      `json:"maxLines,omitempty"`
@@ -185,7 +185,7 @@ type waitForTextIn struct {
 
 type waitForTextOut struct {
 	Outcome         string        `json:"outcome" jsonschema:"matched, stopped, output, idle, timeout, pane_died, connection_lost, output_lost or cancelled"`
-	Matched         string        `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait (to 512 bytes)"`
+	Matched         string        `json:"matched,omitempty" jsonschema:"the line that matched or stopped the wait (to 512 bytes); the fenced text holds it"`
 	Pattern         string        `json:"pattern,omitempty"`
 	Cursor          string        `json:"cursor" jsonschema:"pass to the next wait_for_text or capture_since"`
 	AlreadyOnScreen bool          `json:"alreadyOnScreen,omitempty" jsonschema:"a pattern matched text already on screen before the wait (not counted)"`
@@ -244,7 +244,28 @@ func (s *Server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	if len(r.Screen) > 0 {
 		text += "\n--- screen ---\n" + strings.Join(r.Screen, "\n")
 	}
-	return textResult(out, text), out, nil
+	return textResult(out.shown(), text), out, nil
+}
+
+// shown is the fields as the first block gives them: a matched line is
+// pane text, which the fenced tail holds.
+func (o waitForTextOut) shown() waitForTextOut {
+	o.Matched = ""
+	o.Panes = shownPanes(o.Panes)
+	return o
+}
+
+// shownPanes is panes without their matched lines, for the first block.
+func shownPanes(panes []paneWaitOut) []paneWaitOut {
+	if panes == nil {
+		return nil
+	}
+	shown := make([]paneWaitOut, len(panes))
+	for i, p := range panes {
+		p.Matched = ""
+		shown[i] = p
+	}
+	return shown
 }
 
 // checkMode checks a wait's mode across panes.
@@ -277,7 +298,7 @@ func (s *Server) waitForTextInPanes(ctx context.Context, req *mcp.CallToolReques
 	each := s.panesReply(ctx, r)
 	out.Panes, out.Cursor, out.AlreadyOnScreen = each.panes, each.deciding.Cursor, each.alreadyOnScreen
 	out.Lines, out.ScreenLines, out.Truncation = each.lines, each.screenLines, each.truncation
-	return textResult(out, each.text), out, nil
+	return textResult(out.shown(), each.text), out, nil
 }
 
 // panesReply is what a wait across panes reports of each pane: the
@@ -466,7 +487,9 @@ func (s *Server) waitForCommandInPanes(ctx context.Context, req *mcp.CallToolReq
 		out.DurationSeconds = round3(d.Duration.Seconds())
 	}
 	out.Lines, out.Truncation = each.lines, each.truncation
-	return textResult(out, each.text), out, nil
+	shown := out
+	shown.Panes = shownPanes(out.Panes)
+	return textResult(shown, each.text), out, nil
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
@@ -516,7 +539,7 @@ type captureSinceIn struct {
 type captureSinceOut struct {
 	Cursor          string `json:"cursor" jsonschema:"pass to the next capture_since"`
 	Lines           int    `json:"lines" jsonschema:"new complete lines, in the second content block"`
-	Partial         string `json:"partial,omitempty" jsonschema:"the unfinished last line (a prompt); returned again once finished"`
+	Partial         string `json:"partial,omitempty" jsonschema:"the unfinished last line (a prompt), fenced in the fields block; returned again once finished"`
 	ScreenLines     int    `json:"screenLines,omitempty" jsonschema:"screen rows sent instead of lines: no cursor, a reset, or a full-screen program"`
 	MissedBytes     int64  `json:"missedBytes,omitempty" jsonschema:"bytes after the cursor no longer held"`
 	OutputLost      bool   `json:"outputLost,omitempty" jsonschema:"tmux dropped some output"`
@@ -546,5 +569,9 @@ func (s *Server) captureSince(ctx context.Context, _ *mcp.CallToolRequest, in ca
 		text = strings.Join(r.Screen, "\n")
 		out.Lines = 0
 	}
-	return textResult(out, text), out, nil
+	// The unfinished line is pane text too: the first block shows it
+	// fenced, the text block keeping to complete lines.
+	shown := out
+	shown.Partial = fence(r.Partial)
+	return textResult(shown, text), out, nil
 }
