@@ -4,11 +4,16 @@ package main
 // shell wrote with the shell's nonce, never marks a program printed.
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	panes "github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
@@ -79,5 +84,60 @@ func TestMarksAProgramPrintsChangeNothingInEveryShell(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTheShellsNonceReachesNoReplyAndNoAuditLine drives a pane whose
+// shell loaded tmcp init with every tool that reads it, and looks for the
+// shell's nonce, which each of its marks carries, in every reply and in
+// the audit log: it is in none.
+func TestTheShellsNonceReachesNoReplyAndNoAuditLine(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
+			}
+			t.Parallel()
+			srv := tmuxtest.New(t)
+			pane := integratedPane(t, srv, shell, "")
+			var nonce string
+			if !tmuxtest.WaitFor(settle, func() bool {
+				_, _, nonce, _ = panes.ParseShellMarks(strings.TrimSpace(srv.Must("display", "-p", "-t", pane, "#{@tmcp_marks}")))
+				return nonce != ""
+			}) {
+				t.Fatal("the shell never named its nonce in the pane's option")
+			}
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			s := startTMCPWithEnv(t, srv, "mutating", []string{"TMCP_AUDIT=" + audit})
+			var replies []string
+			keep := func(r *mcp.CallToolResult) {
+				b, err := json.Marshal(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				replies = append(replies, string(b))
+			}
+			since, _ := s.since(map[string]any{"paneId": pane})
+			keep(s.call("run_command", map[string]any{"paneId": pane, "command": "echo one", "timeoutSeconds": 10}))
+			keep(s.call("send_keys", map[string]any{"paneId": pane, "keys": "cd /tmp && echo two"}))
+			keep(s.call("wait_for_command", map[string]any{"paneId": pane, "cursor": since.Cursor, "timeoutSeconds": 10}))
+			keep(s.call("wait_for_text", map[string]any{"paneId": pane, "cursor": since.Cursor, "patterns": []string{"two"}, "timeoutSeconds": 10}))
+			keep(s.call("capture_since", map[string]any{"paneId": pane, "cursor": since.Cursor}))
+			keep(s.call("capture_pane", map[string]any{"paneId": pane, "styles": true}))
+			keep(s.call("list_panes", nil))
+			keep(s.call("get_pane_info", map[string]any{"paneId": pane}))
+			keep(s.call("search_panes", map[string]any{"pattern": "two"}))
+			for i, r := range replies {
+				if strings.Contains(r, nonce) {
+					t.Errorf("reply %d holds the shell's nonce: %s", i, r)
+				}
+			}
+			if !strings.Contains(strings.Join(replies, "\n"), "two") {
+				t.Errorf("no reply shows the pane's output: %s", strings.Join(replies, "\n"))
+			}
+			if data, err := os.ReadFile(audit); err != nil || strings.Contains(string(data), nonce) {
+				t.Errorf("the audit log (%v) holds the shell's nonce:\n%s", err, data)
+			}
+		})
 	}
 }
