@@ -21,6 +21,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,6 +246,21 @@ func TestHTTPRefusesEveryRequestItMustRefuse(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a request from tmcp's own origin is served", func(t *testing.T) {
+		u, err := url.Parse(h.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := func(r *http.Request) { r.Header.Set("Origin", u.Scheme+"://"+u.Host) }
+		if resp, body := h.rawRequest(t, http.MethodPost, initializeBody, own); resp.StatusCode != http.StatusOK {
+			t.Errorf("initialize with Origin %s://%s: %s %s", u.Scheme, u.Host, resp.Status, body)
+		}
+		// The same Origin with a Host that is not this server's stays out.
+		rebound := func(r *http.Request) { own(r); r.Host = "evil.example:" + portOf(h.url) }
+		if resp, _ := h.rawRequest(t, http.MethodPost, initializeBody, rebound); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("tmcp's origin on a rebound Host: %s, want 403", resp.Status)
+		}
+	})
 	t.Run("the same request with the token is served", func(t *testing.T) {
 		if resp, body := h.rawRequest(t, http.MethodPost, initializeBody, nil); resp.StatusCode != http.StatusOK {
 			t.Errorf("initialize with the token: %s %s", resp.Status, body)

@@ -83,8 +83,10 @@ func (g *hostGuard) wrap(next http.Handler) http.Handler {
 // originGuard refuses a request that carries an Origin header not on the
 // allow list (empty unless configured): MCP clients send none, and a web
 // page always does. The standard library's CrossOriginProtection is not
-// enough here: it admits same-origin requests, and a rebound name makes
-// any page same-origin, and it admits GET, which opens the event stream.
+// enough here: it admits same-origin requests by the Host alone, where a
+// rebound name makes any page same-origin, and it admits GET, which opens
+// the event stream. Same-origin is admitted only behind the host guard
+// (wrapSameOrigin).
 type originGuard struct {
 	allowed map[string]bool
 }
@@ -111,8 +113,9 @@ func (g *originGuard) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// wrapSameOrigin is wrap for the live view, whose page sends its own
-// origin (scheme://Host) with its requests: that origin is admitted too.
+// wrapSameOrigin is wrap that also admits tmcp's own origin
+// (scheme://Host), which a page tmcp serves (the live view) sends with its
+// requests, to its data and to /mcp alike.
 // It is safe behind the host guard, which has refused a Host that is not
 // this server's, so a page elsewhere cannot pass for this one.
 func (g *originGuard) wrapSameOrigin(scheme string, next http.Handler) http.Handler {

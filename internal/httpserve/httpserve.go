@@ -138,7 +138,9 @@ func New(ctx context.Context, srv *mcpserver.Server, ln net.Listener, cfg Config
 	})
 	limit := &sessionLimit{slots: make(chan struct{}, cfg.MaxSessions), find: s.session}
 	origins := newOriginGuard(cfg.AllowOrigins)
-	endpoint := hosts.wrap(origins.wrap(requireToken(keys, s.stamp(srv, limit.wrap(sdk)))))
+	// A request from tmcp's own origin (scheme://Host, the Host checked
+	// first) is same-site by definition, on /mcp as on the live view.
+	endpoint := hosts.wrap(origins.wrapSameOrigin(s.scheme(), requireToken(keys, s.stamp(srv, limit.wrap(sdk)))))
 	mux := http.NewServeMux()
 	mux.Handle(Path, endpoint)
 	// The live view's page is its own origin's: its requests carry that
