@@ -64,6 +64,12 @@ func insidePane(t *testing.T, srv *tmuxtest.Server, pane string, elicit func() s
 	if err != nil {
 		t.Fatalf("connecting to tmcp inside pane %s: %v", pane, err)
 	}
+	// The SDK's client speaks the latest protocol, where the guard's
+	// question comes back as an input request in the call's result, and
+	// the client calls again with the answer.
+	if v := cs.InitializeResult().ProtocolVersion; v != currentProtocol {
+		t.Fatalf("tmcp inside pane %s negotiated protocol %s, want %s", pane, v, currentProtocol)
+	}
 	t.Cleanup(func() {
 		cs.Close()
 		w.Close()

@@ -130,7 +130,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connect opens an MCP session with token through the SDK's streamable
-// HTTP client; it is closed when the test ends.
+// HTTP client, speaking 2025-11-25, the last protocol version with
+// sessions (what these tests are about); it is closed when the test ends.
 func (h *httpTMCP) connect(t *testing.T, token string, opts *mcp.ClientOptions) *session {
 	t.Helper()
 	return h.connectTo(t, h.url, token, nil, opts)
@@ -140,12 +141,18 @@ func (h *httpTMCP) connect(t *testing.T, token string, opts *mcp.ClientOptions) 
 // tmcp, with header added to every request.
 func (h *httpTMCP) connectTo(t *testing.T, url, token string, header http.Header, opts *mcp.ClientOptions) *session {
 	t.Helper()
+	return h.connectSpeaking(t, url, token, header, legacyProtocol, opts)
+}
+
+// connectSpeaking is connectTo asking for a protocol version.
+func (h *httpTMCP) connectSpeaking(t *testing.T, url, token string, header http.Header, version string, opts *mcp.ClientOptions) *session {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "tmcp-e2e-http", Version: "test"}, opts)
 	transport := &mcp.StreamableClientTransport{Endpoint: url,
 		HTTPClient: &http.Client{Transport: bearer{token: token, header: header, base: http.DefaultTransport}}}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	cs, err := client.Connect(ctx, transport, nil)
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connecting to %s: %v; stderr: %s", h.url, err, h.stderr.String())
 	}
@@ -941,5 +948,67 @@ func TestHTTPDropsAClientThatSendsHeadersTooSlowly(t *testing.T) {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Errorf("a client whose headers never end was still connected %v later, with --read-header-timeout 500ms", settle)
+	}
+}
+
+// TestHTTPServesBothProtocolVersionsAtOnce connects a client that speaks
+// 2026-07-28 (no sessions: every request names its version) beside one
+// with a 2025-11-25 session, to one tmcp: each negotiates its own version,
+// runs commands, waits with progress and sees the other's jobs, and the
+// newer one's cancelled wait ends.
+func TestHTTPServesBothProtocolVersionsAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := shellPane(t, srv)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	h := startHTTP(t, srv, launchOptions{env: []string{"TMCP_AUDIT=" + audit}})
+	progressed, opts := progressSignal()
+	current := h.connectSpeaking(t, h.url, testToken, nil, currentProtocol, opts)
+	legacy := h.connect(t, testToken, nil)
+	for s, want := range map[*session]string{current: currentProtocol, legacy: legacyProtocol} {
+		if got := s.cs.InitializeResult().ProtocolVersion; got != want {
+			t.Fatalf("negotiated %s, want %s", got, want)
+		}
+	}
+	if legacy.cs.ID() == "" || current.cs.ID() != "" {
+		t.Errorf("session ids: %q for %s, %q for %s; want one only for the older", legacy.cs.ID(), legacyProtocol, current.cs.ID(), currentProtocol)
+	}
+
+	r := replyFields[jobOut](t, "run_command", current.call("run_command", map[string]any{"paneId": pane, "command": "echo from-2026; false"}))
+	if text := paneText(t, "get_job", legacy.call("get_job", map[string]any{"jobId": r.JobID})); status(r.ExitStatus) != "1" || text != "from-2026" {
+		t.Errorf("a 2026-07-28 client's job read by a 2025-11-25 session: status %s output %q, want 1 and from-2026", status(r.ExitStatus), text)
+	}
+	r = replyFields[jobOut](t, "run_command", legacy.call("run_command", map[string]any{"paneId": pane, "command": "echo from-2025", "detach": true}))
+	if j := replyFields[jobOut](t, "get_job", current.call("get_job", map[string]any{"jobId": r.JobID, "timeoutSeconds": 10})); !j.Finished || status(j.ExitStatus) != "0" {
+		t.Errorf("a 2025-11-25 session's job read by a 2026-07-28 client: %+v", j)
+	}
+
+	got := callWaiting(context.Background(), t, current, progressed, map[string]any{"paneId": pane, "patterns": []string{"ready-[0-9]+"}, "regex": true, "timeoutSeconds": 15})
+	srv.Must("send-keys", "-t", pane, "echo ready-$((40+2))", "Enter")
+	if res := <-got; res != nil {
+		if w := replyFields[waitTextOut](t, "wait_for_text", res); w.Outcome != "matched" || w.Matched != "ready-42" {
+			t.Errorf("wait_for_text over 2026-07-28: outcome %s matched %q, want matched ready-42", w.Outcome, w.Matched)
+		}
+	}
+
+	// A wait the client cancels (it drops the request) ends in tmcp too.
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := startWait(ctx, t, current, progressed, pane)
+	cancel()
+	<-waiting
+	if !tmuxtest.WaitFor(settle, func() bool {
+		b, _ := os.ReadFile(audit)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, `"tool":"wait_for_text"`) && strings.Contains(l, `"outcome":"cancelled"`) {
+				return true
+			}
+		}
+		return false
+	}) {
+		b, _ := os.ReadFile(audit)
+		t.Errorf("no audit line of a cancelled wait_for_text within %v:\n%s", settle, b)
+	}
+	if tools := current.tools(); len(tools) == 0 || len(tools) != len(legacy.tools()) {
+		t.Errorf("tools/list: %d tools over 2026-07-28, %d over 2025-11-25; want the same, and some", len(tools), len(legacy.tools()))
 	}
 }

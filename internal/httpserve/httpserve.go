@@ -136,11 +136,20 @@ func New(ctx context.Context, srv *mcpserver.Server, ln net.Listener, cfg Config
 		// The host guard below does this job, and admits --allow-host.
 		DisableLocalhostProtection: true,
 	})
+	// MCP 2026-07-28 has no sessions: each request carries its protocol
+	// version, and the SDK serves it only statelessly. Jobs and cursors
+	// live in the engine, so such a client loses nothing.
+	stateless := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		MaxRequestBodyBytes:          cfg.MaxBodyBytes,
+		DisableLocalhostProtection:   true,
+		PropagateRequestCancellation: true, // a client that drops the request cancels the call
+	})
 	limit := &sessionLimit{slots: make(chan struct{}, cfg.MaxSessions), find: s.session}
 	origins := newOriginGuard(cfg.AllowOrigins)
 	// A request from tmcp's own origin (scheme://Host, the Host checked
 	// first) is same-site by definition, on /mcp as on the live view.
-	endpoint := hosts.wrap(origins.wrapSameOrigin(s.scheme(), requireToken(keys, s.stamp(srv, limit.wrap(sdk)))))
+	endpoint := hosts.wrap(origins.wrapSameOrigin(s.scheme(), requireToken(keys, s.stamp(srv, byProtocol(stateless, limit.wrap(sdk))))))
 	mux := http.NewServeMux()
 	mux.Handle(Path, endpoint)
 	// The live view's page is its own origin's: its requests carry that
@@ -150,6 +159,24 @@ func New(ctx context.Context, srv *mcpserver.Server, ln net.Listener, cfg Config
 	mux.Handle(liveview.DataPath, hosts.wrap(origins.wrapSameOrigin(s.scheme(), requireToken(keys, live.Data()))))
 	s.handler = mux
 	return s, nil
+}
+
+// firstSessionless is the first protocol version without sessions.
+const firstSessionless = "2026-07-28"
+
+// byProtocol sends a request that names a protocol version without
+// sessions (Mcp-Protocol-Version, as the SDK's client sends from
+// server/discover on) and belongs to no session to stateless, and every
+// other, the sessions of 2025-11-25 and before, to sessions. Versions are
+// dates, so they compare as strings.
+func byProtocol(stateless, sessions http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(sessionHeader) == "" && r.Header.Get("Mcp-Protocol-Version") >= firstSessionless {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
 }
 
 // serverFor picks the MCP server of the tier of the request's token.
