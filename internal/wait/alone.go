@@ -31,25 +31,32 @@ const markSettle = 200 * time.Millisecond
 // sets it, as its shell starts, to the shell's process id, name and
 // nonce: the shell in front by that id and name marks its prompts before
 // tmcp has seen one), tmcp's stream of the pane has seen no mark of it
-// yet, and the pane stays quiet for markSettle: no prompt being drawn
-// (that would show its marks, and atMarkedPrompt decides). The name tells
-// a shell that replaced it with exec (same id) apart, but for the same
-// shell run without the snippet.
+// yet, and the shell waits at its prompt: by /proc, where tmcp can look
+// (see shellReading), else once the pane stays quiet for markSettle (no
+// prompt being drawn, which would show its marks, and atMarkedPrompt
+// decides). The name tells a shell that replaced it with exec (same id)
+// apart, but for the same shell run without the snippet.
+//
+// A shell tmcp started with the integration loaded (pane.Hub.ExpectShell)
+// may not have set the option yet, nor drawn its prompt: a run that comes
+// at once waits up to shellStartWait for its marks, or for the option and
+// its line editor.
 func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *pane.Stream) bool {
 	if s.tc.Remote() || stream.Prompt().Marks {
 		return false
 	}
-	out, err := s.tc.Expand(ctx, p.ID, "#{"+tmux.ShellMarksOption+"}")
-	if err != nil || len(out) == 0 {
+	if sh, ok := s.hub.ExpectedShell(p.ID); ok && sh.PID == p.PID && sh.Name == path.Base(p.Command) {
+		return s.startedShellReady(ctx, p, stream)
+	}
+	pid, ok := s.shellMarks(ctx, p, stream)
+	if !ok {
 		return false
 	}
-	pid, name, nonce, ok := pane.ParseShellMarks(out[0])
-	if !ok || name != path.Base(p.Command) {
-		return false
-	}
-	stream.SetShellNonce(nonce)
 	if _, front, err := processGroups(p.PID); err != nil || front != pid {
 		return false
+	}
+	if reading, known := readingInput(pid); known {
+		return reading
 	}
 	end := stream.End()
 	select {
@@ -59,6 +66,66 @@ func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *
 	}
 	if ps := stream.Prompt(); ps.Marks {
 		return ps.Drawn && !ps.Running
+	}
+	return stream.End() == end
+}
+
+// shellMarks reads a pane's tmux.ShellMarksOption and, when it names the
+// shell the pane runs, gives the stream its nonce and returns its process.
+func (s *Service) shellMarks(ctx context.Context, p tmux.Pane, stream *pane.Stream) (pid int, ok bool) {
+	out, err := s.tc.Expand(ctx, p.ID, "#{"+tmux.ShellMarksOption+"}")
+	if err != nil || len(out) == 0 {
+		return 0, false
+	}
+	pid, name, nonce, ok := pane.ParseShellMarks(out[0])
+	if !ok || name != path.Base(p.Command) {
+		return 0, false
+	}
+	stream.SetShellNonce(nonce)
+	return pid, true
+}
+
+// startedShellReady waits, up to shellStartWait, for a shell tmcp started
+// with the integration loaded to wait at its prompt: its marks say so
+// (its stream knows its nonce from the start), or its option is set (the
+// integration ran) and it waits at its line editor. It reports false when
+// neither came: the person's files may have kept the integration out.
+func (s *Service) startedShellReady(ctx context.Context, p tmux.Pane, stream *pane.Stream) bool {
+	deadline := time.NewTimer(shellStartWait)
+	defer deadline.Stop()
+	for {
+		changed := stream.Changed()
+		if ps := stream.Prompt(); ps.Marks {
+			if ps.Drawn && !ps.Running {
+				return true
+			}
+		} else if reading, known := s.shellReading(p.PID); reading || !known {
+			if pid, ok := s.shellMarks(ctx, p, stream); ok && pid == p.PID {
+				if known {
+					return true
+				}
+				// No /proc to ask: a quiet pane, as for any marking shell.
+				return s.quietFor(ctx, stream, markSettle)
+			}
+		}
+		select {
+		case <-changed:
+		case <-time.After(25 * time.Millisecond):
+		case <-deadline.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// quietFor reports whether a pane's stream stays quiet for d.
+func (s *Service) quietFor(ctx context.Context, stream *pane.Stream, d time.Duration) bool {
+	end := stream.End()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return false
 	}
 	return stream.End() == end
 }
