@@ -45,7 +45,8 @@ func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *
 	if s.tc.Remote() || stream.Prompt().Marks {
 		return false
 	}
-	if sh, ok := s.hub.ExpectedShell(p.ID); ok && sh.PID == p.PID && sh.Name == path.Base(p.Command) {
+	// A shell handed tmcp's helper was found not to mark once already.
+	if sh, ok := s.hub.ExpectedShell(p.ID); ok && sh.PID == p.PID && sh.Name == path.Base(p.Command) && !s.helpers.has(p.ID, p) {
 		return s.startedShellReady(ctx, p, stream)
 	}
 	pid, ok := s.shellMarks(ctx, p, stream)
@@ -85,14 +86,18 @@ func (s *Service) shellMarks(ctx context.Context, p tmux.Pane, stream *pane.Stre
 	return pid, true
 }
 
-// startedShellReady waits, up to shellStartWait, for a shell tmcp started
-// with the integration loaded to wait at its prompt: its marks say so
-// (its stream knows its nonce from the start), or its option is set (the
-// integration ran) and it waits at its line editor. It reports false when
-// neither came: the person's files may have kept the integration out.
+// startedShellReady waits for a shell tmcp started with the integration
+// loaded to wait at its prompt: its marks say so (its stream knows its
+// nonce from the start), or its option is set (the integration ran) and
+// it waits at its line editor. A login shell's profile may take seconds:
+// while the shell has yet to read, the wait goes on, up to
+// startedShellWait; a shell that reads with neither option nor marks for
+// markSettle did not load the integration (the person's files kept it
+// out), and it reports false.
 func (s *Service) startedShellReady(ctx context.Context, p tmux.Pane, stream *pane.Stream) bool {
-	deadline := time.NewTimer(shellStartWait)
+	deadline := time.NewTimer(startedShellWait)
 	defer deadline.Stop()
+	var readingSince time.Time
 	for {
 		changed := stream.Changed()
 		if ps := stream.Prompt(); ps.Marks {
@@ -107,6 +112,13 @@ func (s *Service) startedShellReady(ctx context.Context, p tmux.Pane, stream *pa
 				// No /proc to ask: a quiet pane, as for any marking shell.
 				return s.quietFor(ctx, stream, markSettle)
 			}
+			if readingSince.IsZero() {
+				readingSince = time.Now()
+			} else if time.Since(readingSince) > markSettle {
+				return false
+			}
+		} else {
+			readingSince = time.Time{}
 		}
 		select {
 		case <-changed:
@@ -118,6 +130,10 @@ func (s *Service) startedShellReady(ctx context.Context, p tmux.Pane, stream *pa
 		}
 	}
 }
+
+// startedShellWait bounds how long a run waits for a shell tmcp started
+// with the integration loaded to come to its first prompt.
+const startedShellWait = 10 * time.Second
 
 // quietFor reports whether a pane's stream stays quiet for d.
 func (s *Service) quietFor(ctx context.Context, stream *pane.Stream, d time.Duration) bool {

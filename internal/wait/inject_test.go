@@ -64,15 +64,28 @@ var injectedRC = map[string]map[string]string{
 // TestTheFirstRunInAShellTmcpStartedTypesOnlyTheCommand: a bash, zsh or
 // fish tmcp starts with its integration injected marks its prompts from
 // its first: the first run, made at once, types the command and Enter
-// (and fish's space), no helper, as every later run does.
+// (and fish's space), no helper, as every later run does; made while a
+// slow profile still runs, it waits for the prompt. Where the person's
+// files replaced the shell with one that does not mark, the run takes
+// tmcp's wrapper.
 func TestTheFirstRunInAShellTmcpStartedTypesOnlyTheCommand(t *testing.T) {
-	for _, shell := range []string{"bash", "zsh", "fish"} {
-		t.Run(shell, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, shell string
+		rc          map[string]string
+		kept        bool // the person's files keep the integration out
+	}{
+		{"bash", "bash", injectedRC["bash"], false},
+		{"zsh", "zsh", injectedRC["zsh"], false},
+		{"fish", "fish", injectedRC["fish"], false},
+		{"bash with a slow profile", "bash", map[string]string{".bash_profile": "sleep 1.5\nPS1='mine$ '\n"}, false},
+		{"bash whose profile replaces it", "bash", map[string]string{".bash_profile": "PS1='mine$ ' exec bash --norc --noprofile\n"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			id, _ := f.startedShell(shell, injectedRC[shell])
+			id, _ := f.startedShell(tc.shell, tc.rc)
 			enter := int64(1)
-			if shell == "fish" {
+			if tc.shell == "fish" {
 				enter = 2
 			}
 			for i, want := range []string{"first", "second"} {
@@ -81,11 +94,18 @@ func TestTheFirstRunInAShellTmcpStartedTypesOnlyTheCommand(t *testing.T) {
 				r := f.runIn(id, "echo "+want, false)
 				n := f.hub.TypedBytes(id) - before
 				if status(r) != "0" || strings.Join(r.Lines, "|") != want {
-					t.Fatalf("%s run %d: status %s lines %q (%s); screen:\n%s", shell, i+1, status(r), r.Lines, r.Reason, f.srv.Must("capture-pane", "-p", "-t", id))
+					t.Fatalf("%s run %d: status %s lines %q (%s); screen:\n%s", tc.name, i+1, status(r), r.Lines, r.Reason, f.srv.Must("capture-pane", "-p", "-t", id))
 				}
-				t.Logf("%s run %d: %d bytes typed, %v", shell, i+1, n, time.Since(begun).Round(time.Millisecond))
+				t.Logf("%s run %d: %d bytes typed, %v", tc.name, i+1, n, time.Since(begun).Round(time.Millisecond))
+				if tc.kept {
+					// The run goes on without the integration: tmcp's wrapper.
+					if i == 0 && n <= int64(len("echo "+want))+enter {
+						t.Errorf("%s run %d typed %d bytes: alone, in a shell that does not mark its prompts", tc.name, i+1, n)
+					}
+					continue
+				}
 				if n != int64(len("echo "+want))+enter {
-					t.Errorf("%s run %d typed %d bytes, want %d: the command alone; screen:\n%s", shell, i+1, n, int64(len("echo "+want))+enter,
+					t.Errorf("%s run %d typed %d bytes, want %d: the command alone; screen:\n%s", tc.name, i+1, n, int64(len("echo "+want))+enter,
 						f.srv.Must("capture-pane", "-p", "-t", id))
 				}
 			}
