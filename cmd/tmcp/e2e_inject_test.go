@@ -57,6 +57,9 @@ var personsShells = []personsShell{
 		name: "fish",
 		files: map[string]string{
 			".config/fish/config.fish": "set -g MYVAR person-config\nset -g fish_history mine\nfunction fish_prompt; printf 'mine$ '; end\n",
+			// There: fish does not make them in the background on its first
+			// start, into a home the test removes.
+			".local/share/fish/generated_completions/.keep": "",
 		},
 		history:  ".local/share/fish/mine_history",
 		login:    `status is-login; and echo login`,
@@ -140,6 +143,22 @@ func TestTmcpStartsItsShellsWithTheIntegrationLoaded(t *testing.T) {
 				made = append(made, c.PaneID)
 				s.ok("split_window", map[string]any{"paneId": c.PaneID}, &c)
 				made = append(made, c.PaneID)
+				// A workspace: two windows, the first split, one pane typing a
+				// command at its shell's first prompt, and an environment of its
+				// own, which stays the session's.
+				var ws struct {
+					Windows []struct {
+						Panes []string `json:"panes"`
+					} `json:"windows"`
+				}
+				s.ok("build_workspace", map[string]any{"yaml": "session_name: ws\nenvironment:\n  WS_VAR: ws-value\nwindows:\n" +
+					"  - window_name: a\n    panes:\n      - echo typed-$WS_VAR\n      - \n  - window_name: b\n    panes:\n      - \n"}, &ws)
+				for _, w := range ws.Windows {
+					made = append(made, w.Panes...)
+				}
+				if len(made) != 6 {
+					t.Fatalf("%s: the workspace's panes: %+v", name, ws)
+				}
 				for i, pane := range made {
 					if i == 1 {
 						s.ok("respawn_pane", map[string]any{"paneId": pane}, nil)
@@ -155,6 +174,9 @@ func TestTmcpStartsItsShellsWithTheIntegrationLoaded(t *testing.T) {
 					} else if screen := bareCapture(srv, pane); !slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "__tmcp") }) {
 						t.Errorf("%s pane %s: the first run in a plain shell shows no wrapper: %q", name, pane, screen)
 					}
+				}
+				if env := srv.Must("show-environment", "-t", "ws"); !strings.Contains(env, "WS_VAR=ws-value") || strings.Contains(env, "TMCP_") {
+					t.Errorf("%s: the workspace session's environment: %q, want its own WS_VAR and nothing of tmcp's", name, env)
 				}
 				pane := made[0]
 				wantLogin := map[string]string{"bash": "login\n-bash", "zsh": "login\n-zsh", "fish": "login"}[sh.name]

@@ -43,7 +43,7 @@ func (s *Server) startShell(ctx context.Context, target, command string, extra [
 	if err != nil || shell == "" {
 		return st
 	}
-	if _, supported := s.shells.Inject(shell, func(string) (string, bool) { return "", false }); !supported {
+	if !shellinit.Injects(shell) {
 		return st // no need to read the environment
 	}
 	env, err := s.paneEnvironment(ctx, session, extra)

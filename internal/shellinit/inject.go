@@ -108,6 +108,16 @@ func (d *Dir) Path() string { return d.path }
 // Remove removes the directory and its files.
 func (d *Dir) Remove() error { return os.RemoveAll(d.path) }
 
+// Injects reports whether there is a way to start shell (a path, or a
+// name) with the integration loaded: bash, zsh and fish.
+func Injects(shell string) bool {
+	switch filepath.Base(shell) {
+	case "bash", "zsh", "fish":
+		return true
+	}
+	return false
+}
+
 // Injection is how to start a shell with the integration loaded.
 type Injection struct {
 	Shell string   // the shell's name: bash, zsh or fish

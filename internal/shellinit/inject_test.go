@@ -38,6 +38,9 @@ func TestInjectSetsWhatEachShellReadsAndKeepsWhatThePersonHad(t *testing.T) {
 				v, ok := tc.person[name]
 				return v, ok
 			})
+			if tc.person == nil && Injects(tc.shell) != ok {
+				t.Errorf("Injects(%s) = %v, Inject's ok %v", tc.shell, Injects(tc.shell), ok)
+			}
 			if tc.want == nil {
 				if ok || in.Env != nil {
 					t.Fatalf("Inject(%s) = %+v, want nothing injected", tc.shell, in)
