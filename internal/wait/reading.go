@@ -41,6 +41,11 @@ func readingInput(pid int) (reading, known bool) {
 		return false, false
 	}
 	proc := "/proc/" + strconv.Itoa(pid)
+	if _, err := os.Stat(proc); os.IsNotExist(err) {
+		// Gone: the group in front lost its leader (a job that just
+		// ended, before its shell took the terminal back).
+		return false, true
+	}
 	if call, ok := inputCalls[runtime.GOARCH]; ok {
 		if b, err := os.ReadFile(proc + "/syscall"); err == nil {
 			f := strings.Fields(string(b))
