@@ -56,19 +56,33 @@ func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *
 	if _, front, err := processGroups(p.PID); err != nil || front != pid {
 		return false
 	}
-	if reading, known := readingInput(pid); known {
-		return reading
-	}
 	end := stream.End()
-	select {
-	case <-time.After(markSettle):
-	case <-ctx.Done():
-		return false
+	deadline := time.NewTimer(markSettle)
+	defer deadline.Stop()
+	for {
+		changed := stream.Changed()
+		if ps := stream.Prompt(); ps.Marks {
+			// Its marks came meanwhile: atMarkedPrompt's question.
+			return atMarkedPrompt(ctx, stream)
+		}
+		reading, known := readingInput(pid)
+		if reading {
+			return true
+		}
+		wait := readingPoll
+		if !known {
+			wait = markSettle // no /proc to ask: a quiet pane
+		}
+		select {
+		case <-changed:
+		case <-time.After(wait):
+		case <-deadline.C:
+			// Not yet at its line editor; where /proc cannot say, quiet.
+			return !known && stream.End() == end
+		case <-ctx.Done():
+			return false
+		}
 	}
-	if ps := stream.Prompt(); ps.Marks {
-		return ps.Drawn && !ps.Running
-	}
-	return stream.End() == end
 }
 
 // shellMarks reads a pane's tmux.ShellMarksOption and, when it names the
