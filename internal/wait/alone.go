@@ -63,7 +63,7 @@ func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *
 		changed := stream.Changed()
 		if ps := stream.Prompt(); ps.Marks {
 			// Its marks came meanwhile: atMarkedPrompt's question.
-			return atMarkedPrompt(ctx, stream)
+			return s.atMarkedPrompt(ctx, stream, p.PID)
 		}
 		reading, known := readingInput(pid)
 		if reading {
@@ -102,8 +102,8 @@ func (s *Service) shellMarks(ctx context.Context, p tmux.Pane, stream *pane.Stre
 
 // startedShellReady waits for a shell tmcp started with the integration
 // loaded to wait at its prompt: its marks say so (its stream knows its
-// nonce from the start), or its option is set (the integration ran) and
-// it waits at its line editor. A login shell's profile may take seconds:
+// nonce from the start) and, where /proc can tell, it waits at its line
+// editor; or its option is set (the integration ran) and it waits there. A login shell's profile may take seconds:
 // while the shell has yet to read, the wait goes on, up to
 // startedShellWait; a shell that reads with neither option nor marks for
 // markSettle did not load the integration (the person's files kept it
@@ -114,11 +114,16 @@ func (s *Service) startedShellReady(ctx context.Context, p tmux.Pane, stream *pa
 	var readingSince time.Time
 	for {
 		changed := stream.Changed()
+		reading, known := s.shellReading(p.PID)
 		if ps := stream.Prompt(); ps.Marks {
-			if ps.Drawn && !ps.Running {
+			// A stream that has yet to see B takes A for the prompt drawn,
+			// which the shell writes before its line editor takes the
+			// terminal: keys typed then were echoed once by the terminal
+			// and again by the editor. Where /proc can say, the editor.
+			if ps.Drawn && !ps.Running && (reading || !known) {
 				return true
 			}
-		} else if reading, known := s.shellReading(p.PID); reading || !known {
+		} else if reading || !known {
 			if pid, ok := s.shellMarks(ctx, p, stream); ok && pid == p.PID {
 				if known {
 					return true
@@ -160,24 +165,35 @@ func (s *Service) quietFor(ctx context.Context, stream *pane.Stream, d time.Dura
 	return stream.End() == end
 }
 
-// atMarkedPrompt reports whether a pane's shell, by the marks its stream
-// has seen, waits at its prompt, drawn; a shell that has yet to draw it is
-// given markSettle.
-func atMarkedPrompt(ctx context.Context, stream *pane.Stream) bool {
+// atMarkedPrompt reports whether a pane's shell (the pane's process is
+// pid), by the marks its stream has seen, waits at its prompt, drawn; a
+// shell that has yet to draw it is given markSettle. A stream that has
+// not seen the shell mark B takes its A for the prompt drawn, which the
+// shell writes before its line editor takes the terminal: where /proc
+// can tell, the line editor is waited for too, within the same
+// markSettle, and the marks decide once it is over.
+func (s *Service) atMarkedPrompt(ctx context.Context, stream *pane.Stream, pid int) bool {
 	deadline := time.NewTimer(markSettle)
 	defer deadline.Stop()
 	for {
 		changed := stream.Changed()
+		wait := markSettle
 		switch ps := stream.Prompt(); {
 		case !ps.Marks:
 			return false
 		case ps.Drawn:
-			return true
+			reading, known := s.shellReading(pid)
+			if reading || !known {
+				return true
+			}
+			wait = readingPoll
 		}
 		select {
 		case <-changed:
+		case <-time.After(wait):
 		case <-deadline.C:
-			return false
+			ps := stream.Prompt()
+			return ps.Marks && ps.Drawn
 		case <-ctx.Done():
 			return false
 		}
