@@ -56,6 +56,7 @@ type options struct {
 	http                           httpOptions
 	record                         record.Options
 	stateDir                       string
+	noShellIntegration             bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -77,6 +78,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	fs.Int64Var(&o.record.MaxBytes, "record-max-bytes", record.DefaultMaxBytes, "bound on one recording file; past it the recording goes on in a new file")
 	fs.StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where jobs are kept for a tmcp started later (off: nowhere); default: TMCP_STATE_DIR, else $XDG_STATE_HOME/tmcp, else ~/.local/state/tmcp")
+	fs.BoolVar(&o.noShellIntegration, "no-shell-integration", os.Getenv("TMCP_SHELL_INTEGRATION") == "off",
+		"start the bash, zsh and fish shells of the panes tmcp makes as tmux would, without tmcp's integration loaded; default: TMCP_SHELL_INTEGRATION=off")
 	fs.BoolVar(&o.tools, "tools", false, "print the tools a client is offered at the tier in force, and exit")
 	fs.BoolVar(&o.doctor, "doctor", false, "check tmux, the socket and the control connection, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -89,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 45)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_SHELL_INTEGRATION off: the default of -no-shell-integration\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_SSH_CONFIG        the default of -ssh-config\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_STATE_DIR         the default of -state-dir\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_TOKEN             with --http: a bearer token accepted at the tier TMCP_SAFETY sets\n")
@@ -171,6 +175,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if !o.tools && !o.doctor && o.stateDir != "off" {
 		cfg.StateDir = o.stateDir
 	}
+	cfg.ShellIntegration = !o.tools && !o.doctor && !o.noShellIntegration
 	srv := mcpserver.New(tc, cfg)
 	defer srv.Close()
 	if o.http.addr != "" && !o.tools && !o.doctor {

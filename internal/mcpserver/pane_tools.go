@@ -46,7 +46,13 @@ func (s *Server) respawnPane(ctx context.Context, req *mcp.CallToolRequest, in r
 	if ask != nil || err != nil {
 		return ask, respawnedOut{}, err
 	}
-	if err := s.tmux.Respawn(ctx, id, in.StartDirectory, in.Command); err != nil {
+	// A pane made with a command runs it again: only one made to run the
+	// shell starts a shell.
+	var st shellStart
+	if info, err := s.tmux.PaneInfo(ctx, id); err == nil && info.StartCommand == "" {
+		st = s.startShell(ctx, id, in.Command, nil)
+	}
+	if err := s.tmux.RespawnWithEnv(ctx, id, in.StartDirectory, in.Command, st.env()); err != nil {
 		return nil, respawnedOut{}, explain("respawning pane "+id, err)
 	}
 	// The pane's output stream now comes from another process: end the
@@ -56,6 +62,7 @@ func (s *Server) respawnPane(ctx context.Context, req *mcp.CallToolRequest, in r
 	if err != nil {
 		return nil, respawnedOut{}, explain("pane "+id+" was respawned, but reading it afterwards failed (did its command end at once?)", err)
 	}
+	s.made(st, id, info.PID)
 	return nil, respawnedOut{PID: info.PID}, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/record"
 	"github.com/tmcp/tmcp/internal/screen"
+	"github.com/tmcp/tmcp/internal/shellinit"
 	"github.com/tmcp/tmcp/internal/tmux"
 	"github.com/tmcp/tmcp/internal/wait"
 )
@@ -49,6 +50,11 @@ type Config struct {
 	// Log is where problems that belong to no call are reported (a job
 	// file that could not be used); nil: nowhere.
 	Log io.Writer
+	// ShellIntegration starts the bash, zsh and fish shells of the panes
+	// tmcp makes with no command with tmcp's integration already loaded
+	// (shells.go), from start-up files in a private directory written now
+	// and removed by Close. Not for a remote tmux.
+	ShellIntegration bool
 }
 
 // Server holds what the tools share: the tmux connection, the pane
@@ -64,6 +70,7 @@ type Server struct {
 	arrivals *arrivals
 	callers  *callerCache
 	screens  *screen.Renderer // draws screenshot_pane's pictures; its glyphs are shared
+	shells   *shellinit.Dir   // start-up files that load the integration; nil: none
 	cfg      Config
 	// host names the remote host this server view drives ("" for the
 	// local server); hostViews holds the views of the remote hosts.
@@ -91,6 +98,13 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		callers: &callerCache{lock: make(chan struct{}, 1)}, screens: screen.NewRenderer(), cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
+	}
+	if cfg.ShellIntegration && !tc.Remote() {
+		d, err := shellinit.WriteDir()
+		if err != nil && cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "tmcp: shells start without the integration: %v\n", err)
+		}
+		s.shells = d
 	}
 	s.keepJobs()
 	return s
@@ -120,7 +134,7 @@ func (s *Server) WithTier(t Tier) *Server {
 	cfg := s.cfg
 	cfg.Tier = t
 	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, rec: s.rec, audit: s.audit, calls: s.calls, arrivals: s.arrivals, callers: s.callers,
-		screens: s.screens, cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
+		screens: s.screens, shells: s.shells, cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
 }
 
 // Tmux returns the connection to the local tmux server.
@@ -161,6 +175,9 @@ func (s *Server) Close() {
 	s.waits.Close()
 	s.rec.Close()
 	s.hub.Close()
+	if s.shells != nil {
+		_ = s.shells.Remove()
+	}
 }
 
 // toolDef is one tool: its definition as clients see it, the tier it

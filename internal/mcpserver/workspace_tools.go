@@ -66,12 +66,18 @@ func (s *Server) buildWorkspace(ctx context.Context, _ *mcp.CallToolRequest, in 
 	}
 
 	first := plan.Windows[0]
-	made, err := s.tmux.NewSession(ctx, tmux.NewOptions{Name: plan.Session, Window: first.Name, Dir: first.Panes[0].Dir, Env: plan.Environment})
+	st := s.startShell(ctx, "", "", plan.Environment)
+	made, err := s.tmux.NewSession(ctx, tmux.NewOptions{Name: plan.Session, Window: first.Name, Dir: first.Panes[0].Dir, Env: st.env()})
 	if err != nil {
 		return nil, workspaceOut{}, explain("building workspace "+plan.Session+": creating the session", err)
 	}
+	s.made(st, made.PaneID, made.PanePID)
 	out := workspaceOut{SessionName: made.SessionName}
-	if err := s.fillWorkspace(ctx, plan, made, &out); err != nil {
+	err = s.sessionMade(ctx, st, made.SessionID)
+	if err == nil {
+		err = s.fillWorkspace(ctx, plan, made, &out)
+	}
+	if err != nil {
 		// Leave nothing half-built behind, even when the call was cancelled.
 		if _, kerr := s.tmux.Run(context.WithoutCancel(ctx), "kill-session", "-t", made.SessionID); kerr != nil {
 			return nil, workspaceOut{}, fmt.Errorf("building workspace %s: %w; removing the partly built session %s failed too: %v", plan.Session, err, made.SessionID, kerr)
@@ -96,10 +102,12 @@ func (s *Server) fillWorkspace(ctx context.Context, plan workspace.Plan, made tm
 		c := made
 		if i > 0 {
 			var err error
-			c, err = s.tmux.NewWindow(ctx, tmux.NewOptions{Target: made.SessionName, Name: w.Name, Dir: w.Panes[0].Dir})
+			st := s.startShell(ctx, made.SessionID, "", nil)
+			c, err = s.tmux.NewWindow(ctx, tmux.NewOptions{Target: made.SessionName, Name: w.Name, Dir: w.Panes[0].Dir, Env: st.env()})
 			if err != nil {
 				return explain("creating "+what, err)
 			}
+			s.made(st, c.PaneID, c.PanePID)
 		}
 		bw := builtWindow{WindowID: c.WindowID, Panes: []string{c.PaneID}}
 		// Between splits a named layout (tiled for a layout string) keeps
@@ -109,10 +117,13 @@ func (s *Server) fillWorkspace(ctx context.Context, plan workspace.Plan, made tm
 			room = w.Layout
 		}
 		for j, p := range w.Panes[1:] {
-			sc, err := s.tmux.SplitWindow(ctx, tmux.NewOptions{Target: bw.Panes[len(bw.Panes)-1], Dir: p.Dir})
+			target := bw.Panes[len(bw.Panes)-1]
+			st := s.startShell(ctx, target, "", nil)
+			sc, err := s.tmux.SplitWindow(ctx, tmux.NewOptions{Target: target, Dir: p.Dir, Env: st.env()})
 			if err != nil {
 				return explain(fmt.Sprintf("creating pane %d of %s", j+1, what), err)
 			}
+			s.made(st, sc.PaneID, sc.PanePID)
 			bw.Panes = append(bw.Panes, sc.PaneID)
 			if _, err := s.tmux.Run(ctx, "select-layout", "-t", c.WindowID, room); err != nil {
 				return explain("laying out "+what, err)

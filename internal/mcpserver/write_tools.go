@@ -124,9 +124,14 @@ type createSessionIn struct {
 }
 
 func (s *Server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in createSessionIn) (*mcp.CallToolResult, CreatedOut, error) {
+	st := s.startShell(ctx, "", in.Command, nil)
 	c, err := s.tmux.NewSession(ctx, tmux.NewOptions{Name: in.Name, Window: in.WindowName, Dir: in.StartDirectory,
-		Command: in.Command, Width: in.Width, Height: in.Height})
+		Command: in.Command, Width: in.Width, Height: in.Height, Env: st.env()})
 	if err != nil {
+		return nil, CreatedOut{}, explain("creating session "+strconv.Quote(in.Name), err)
+	}
+	s.made(st, c.PaneID, c.PanePID)
+	if err := s.sessionMade(ctx, st, c.SessionID); err != nil {
 		return nil, CreatedOut{}, explain("creating session "+strconv.Quote(in.Name), err)
 	}
 	return nil, createdOut(c), nil
@@ -144,10 +149,12 @@ func (s *Server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 	if err != nil {
 		return nil, CreatedOut{}, err
 	}
-	c, err := s.tmux.NewWindow(ctx, tmux.NewOptions{Target: session, Name: in.Name, Dir: in.StartDirectory, Command: in.Command})
+	st := s.startShell(ctx, tmux.SessionTarget(session), in.Command, nil)
+	c, err := s.tmux.NewWindow(ctx, tmux.NewOptions{Target: session, Name: in.Name, Dir: in.StartDirectory, Command: in.Command, Env: st.env()})
 	if err != nil {
 		return nil, CreatedOut{}, explain("creating a window in session "+session, err)
 	}
+	s.made(st, c.PaneID, c.PanePID)
 	return nil, createdOut(c), nil
 }
 
@@ -179,10 +186,13 @@ func (s *Server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 	if in.Size != "" && !validSize(in.Size) {
 		return nil, CreatedOut{}, fmt.Errorf("size %q: give cells like '20' or a percentage like '30%%'", in.Size)
 	}
+	st := s.startShell(ctx, id, in.Command, nil)
+	o.Env = st.env()
 	c, err := s.tmux.SplitWindow(ctx, o)
 	if err != nil {
 		return nil, CreatedOut{}, explain("splitting pane "+id, err)
 	}
+	s.made(st, c.PaneID, c.PanePID)
 	return nil, createdOut(c), nil
 }
 

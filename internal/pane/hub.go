@@ -49,6 +49,7 @@ type Hub struct {
 	typedBytes map[string]int64
 	onKeys     []func(paneID string, keys []string, sentAt time.Time)
 	first      map[string]firstOutput // what unwatched panes wrote first
+	expected   map[string]ShellStart  // shells tmcp started with their integration loaded
 	observer   Observer
 	closed     bool
 }
@@ -151,6 +152,9 @@ func (h *Hub) start(ctx context.Context, paneID string) (*watched, error) {
 	s.onUnknownNonce = func() { h.lookUpNonce(s) }
 	if _, _, nonce, ok := ParseShellMarks(info.ShellMarks); ok {
 		s.SetShellNonce(nonce)
+	}
+	if sh, ok := h.ExpectedShell(paneID); ok && sh.PID == info.PID {
+		s.SetShellNonce(sh.Nonce)
 	}
 	if o := h.observed(); o != nil {
 		o.Streaming(s, info)

@@ -2,6 +2,7 @@ package shellinit
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,36 @@ func TestScriptsParse(t *testing.T) {
 		cmd.Stdin = strings.NewReader(s)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s -n on its snippet: %v\n%s", tc.shell, err, out)
+		}
+	}
+}
+
+// TestInjectionFilesParse checks each start-up file tmcp writes with its
+// own shell's parser.
+func TestInjectionFilesParse(t *testing.T) {
+	d, err := WriteDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove()
+	for _, tc := range []struct {
+		shell string
+		args  []string
+		files []string
+	}{
+		{"bash", []string{"--norc", "--noprofile", "-n"}, []string{"bash/tmcp.bash"}},
+		{"zsh", []string{"-f", "-n"}, []string{"zsh/.zshenv", "zsh/.zprofile", "zsh/.zshrc", "zsh/.zlogin"}},
+		{"fish", []string{"--no-config", "-n"}, []string{"fish/fish/vendor_conf.d/tmcp.fish"}},
+	} {
+		path, err := exec.LookPath(tc.shell)
+		if err != nil {
+			t.Logf("%s not installed (scripts/install-deps.sh installs it): not checked", tc.shell)
+			continue
+		}
+		for _, f := range tc.files {
+			if out, err := exec.Command(path, append(tc.args, filepath.Join(d.Path(), f))...).CombinedOutput(); err != nil {
+				t.Errorf("%s -n %s: %v\n%s", tc.shell, f, err, out)
+			}
 		}
 	}
 }

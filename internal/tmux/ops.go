@@ -366,17 +366,19 @@ type NewOptions struct {
 	Env        []string
 }
 
-var createdVars = []string{"session_id", "session_name", "window_id", "window_index", "window_name", "pane_id"}
+var createdVars = []string{"session_id", "session_name", "window_id", "window_index", "window_name", "pane_id", "pane_pid"}
 
 // Created names what a create command made.
 type Created struct {
 	SessionID, SessionName, WindowID string
 	WindowIndex                      int
 	WindowName, PaneID               string
+	PanePID                          int // the new pane's process
 }
 
 func scanCreated(r *fields) Created {
-	return Created{SessionID: r.str(), SessionName: r.str(), WindowID: r.str(), WindowIndex: r.num(), WindowName: r.str(), PaneID: r.str()}
+	return Created{SessionID: r.str(), SessionName: r.str(), WindowID: r.str(), WindowIndex: r.num(), WindowName: r.str(), PaneID: r.str(),
+		PanePID: r.num()}
 }
 
 func (o NewOptions) common(args []string) []string {

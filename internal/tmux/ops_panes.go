@@ -9,9 +9,18 @@ import (
 // command runs again the one the pane was made with; dir (taken
 // literally, never as a format) is where the new process starts.
 func (c *Client) Respawn(ctx context.Context, pane, dir, command string) error {
+	return c.RespawnWithEnv(ctx, pane, dir, command, nil)
+}
+
+// RespawnWithEnv is Respawn with NAME=VALUE pairs set in the new process's
+// environment (tmux's -e), for this start only.
+func (c *Client) RespawnWithEnv(ctx context.Context, pane, dir, command string, env []string) error {
 	args := []string{"respawn-pane", "-k", "-t", pane}
 	if dir != "" {
 		args = append(args, "-c", EscapeFormat(dir))
+	}
+	for _, kv := range env {
+		args = append(args, "-e", kv)
 	}
 	if command != "" {
 		args = append(args, command)
@@ -83,4 +92,28 @@ func (c *Client) WindowGeometry(ctx context.Context, window string) (Geometry, e
 	})
 	g.Panes = rows
 	return g, err
+}
+
+// DefaultShell returns the shell tmux starts, given no command, in a new
+// pane beside target (a session, window or pane; its default-shell
+// option), and the id of target's session; with target empty, in a new
+// session, whose id is "". With no server running, one is started for
+// the question (and ends with it, having no session): the option is what
+// the server's configuration makes it.
+func (c *Client) DefaultShell(ctx context.Context, target string) (shell, session string, err error) {
+	if target != "" {
+		f, err := c.Fields(ctx, target, "default-shell", "session_id")
+		if err != nil {
+			return "", "", err
+		}
+		return f[0], f[1], nil
+	}
+	out, err := c.Run(ctx, "show-options", "-gv", "default-shell")
+	if IsNoServer(err) {
+		out, err = c.RunProcess(ctx, "start-server", ";", "show-options", "-gv", "default-shell")
+	}
+	if err != nil || len(out) == 0 {
+		return "", "", err
+	}
+	return out[0], "", nil
 }

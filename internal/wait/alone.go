@@ -31,56 +31,169 @@ const markSettle = 200 * time.Millisecond
 // sets it, as its shell starts, to the shell's process id, name and
 // nonce: the shell in front by that id and name marks its prompts before
 // tmcp has seen one), tmcp's stream of the pane has seen no mark of it
-// yet, and the pane stays quiet for markSettle: no prompt being drawn
-// (that would show its marks, and atMarkedPrompt decides). The name tells
-// a shell that replaced it with exec (same id) apart, but for the same
-// shell run without the snippet.
+// yet, and the shell waits at its prompt: by /proc, where tmcp can look
+// (see shellReading), else once the pane stays quiet for markSettle (no
+// prompt being drawn, which would show its marks, and atMarkedPrompt
+// decides). The name tells a shell that replaced it with exec (same id)
+// apart, but for the same shell run without the snippet.
+//
+// A shell tmcp started with the integration loaded (pane.Hub.ExpectShell)
+// may not have set the option yet, nor drawn its prompt: a run that comes
+// at once waits up to shellStartWait for its marks, or for the option and
+// its line editor.
 func (s *Service) markingShellInFront(ctx context.Context, p tmux.Pane, stream *pane.Stream) bool {
 	if s.tc.Remote() || stream.Prompt().Marks {
 		return false
 	}
-	out, err := s.tc.Expand(ctx, p.ID, "#{"+tmux.ShellMarksOption+"}")
-	if err != nil || len(out) == 0 {
+	// A shell handed tmcp's helper was found not to mark once already.
+	if sh, ok := s.hub.ExpectedShell(p.ID); ok && sh.PID == p.PID && sh.Name == path.Base(p.Command) && !s.helpers.has(p.ID, p) {
+		return s.startedShellReady(ctx, p, stream)
+	}
+	pid, ok := s.shellMarks(ctx, p, stream)
+	if !ok {
 		return false
 	}
-	pid, name, nonce, ok := pane.ParseShellMarks(out[0])
-	if !ok || name != path.Base(p.Command) {
-		return false
-	}
-	stream.SetShellNonce(nonce)
 	if _, front, err := processGroups(p.PID); err != nil || front != pid {
 		return false
 	}
 	end := stream.End()
-	select {
-	case <-time.After(markSettle):
-	case <-ctx.Done():
-		return false
-	}
-	if ps := stream.Prompt(); ps.Marks {
-		return ps.Drawn && !ps.Running
-	}
-	return stream.End() == end
-}
-
-// atMarkedPrompt reports whether a pane's shell, by the marks its stream
-// has seen, waits at its prompt, drawn; a shell that has yet to draw it is
-// given markSettle.
-func atMarkedPrompt(ctx context.Context, stream *pane.Stream) bool {
 	deadline := time.NewTimer(markSettle)
 	defer deadline.Stop()
 	for {
 		changed := stream.Changed()
+		if ps := stream.Prompt(); ps.Marks {
+			// Its marks came meanwhile: atMarkedPrompt's question.
+			return s.atMarkedPrompt(ctx, stream, p.PID)
+		}
+		reading, known := readingInput(pid)
+		if reading {
+			return true
+		}
+		wait := readingPoll
+		if !known {
+			wait = markSettle // no /proc to ask: a quiet pane
+		}
+		select {
+		case <-changed:
+		case <-time.After(wait):
+		case <-deadline.C:
+			// Not yet at its line editor; where /proc cannot say, quiet.
+			return !known && stream.End() == end
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// shellMarks reads a pane's tmux.ShellMarksOption and, when it names the
+// shell the pane runs, gives the stream its nonce and returns its process.
+func (s *Service) shellMarks(ctx context.Context, p tmux.Pane, stream *pane.Stream) (pid int, ok bool) {
+	out, err := s.tc.Expand(ctx, p.ID, "#{"+tmux.ShellMarksOption+"}")
+	if err != nil || len(out) == 0 {
+		return 0, false
+	}
+	pid, name, nonce, ok := pane.ParseShellMarks(out[0])
+	if !ok || name != path.Base(p.Command) {
+		return 0, false
+	}
+	stream.SetShellNonce(nonce)
+	return pid, true
+}
+
+// startedShellReady waits for a shell tmcp started with the integration
+// loaded to wait at its prompt: its marks say so (its stream knows its
+// nonce from the start) and, where /proc can tell, it waits at its line
+// editor; or its option is set (the integration ran) and it waits there. A login shell's profile may take seconds:
+// while the shell has yet to read, the wait goes on, up to
+// startedShellWait; a shell that reads with neither option nor marks for
+// markSettle did not load the integration (the person's files kept it
+// out), and it reports false.
+func (s *Service) startedShellReady(ctx context.Context, p tmux.Pane, stream *pane.Stream) bool {
+	deadline := time.NewTimer(startedShellWait)
+	defer deadline.Stop()
+	var readingSince time.Time
+	for {
+		changed := stream.Changed()
+		reading, known := s.shellReading(p.PID)
+		if ps := stream.Prompt(); ps.Marks {
+			// A stream that has yet to see B takes A for the prompt drawn,
+			// which the shell writes before its line editor takes the
+			// terminal: keys typed then were echoed once by the terminal
+			// and again by the editor. Where /proc can say, the editor.
+			if ps.Drawn && !ps.Running && (reading || !known) {
+				return true
+			}
+		} else if reading || !known {
+			if pid, ok := s.shellMarks(ctx, p, stream); ok && pid == p.PID {
+				if known {
+					return true
+				}
+				// No /proc to ask: a quiet pane, as for any marking shell.
+				return s.quietFor(ctx, stream, markSettle)
+			}
+			if readingSince.IsZero() {
+				readingSince = time.Now()
+			} else if time.Since(readingSince) > markSettle {
+				return false
+			}
+		} else {
+			readingSince = time.Time{}
+		}
+		select {
+		case <-changed:
+		case <-time.After(25 * time.Millisecond):
+		case <-deadline.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// startedShellWait bounds how long a run waits for a shell tmcp started
+// with the integration loaded to come to its first prompt.
+const startedShellWait = 10 * time.Second
+
+// quietFor reports whether a pane's stream stays quiet for d.
+func (s *Service) quietFor(ctx context.Context, stream *pane.Stream, d time.Duration) bool {
+	end := stream.End()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return false
+	}
+	return stream.End() == end
+}
+
+// atMarkedPrompt reports whether a pane's shell (the pane's process is
+// pid), by the marks its stream has seen, waits at its prompt, drawn; a
+// shell that has yet to draw it is given markSettle. A stream that has
+// not seen the shell mark B takes its A for the prompt drawn, which the
+// shell writes before its line editor takes the terminal: where /proc
+// can tell, the line editor is waited for too, within the same
+// markSettle, and the marks decide once it is over.
+func (s *Service) atMarkedPrompt(ctx context.Context, stream *pane.Stream, pid int) bool {
+	deadline := time.NewTimer(markSettle)
+	defer deadline.Stop()
+	for {
+		changed := stream.Changed()
+		wait := markSettle
 		switch ps := stream.Prompt(); {
 		case !ps.Marks:
 			return false
 		case ps.Drawn:
-			return true
+			reading, known := s.shellReading(pid)
+			if reading || !known {
+				return true
+			}
+			wait = readingPoll
 		}
 		select {
 		case <-changed:
+		case <-time.After(wait):
 		case <-deadline.C:
-			return false
+			ps := stream.Prompt()
+			return ps.Marks && ps.Drawn
 		case <-ctx.Done():
 			return false
 		}

@@ -123,31 +123,56 @@ func (s *Service) awaitPrompt(ctx context.Context, info tmux.Pane, stream *pane.
 }
 
 // awaitDrawnPrompt returns once a pane's shell has drawn its prompt, or
-// after promptWait. The prompt is drawn when the cursor's row ends with a
-// prompt's sign at the cursor; off the row's start with no such sign (a
-// prompt of another style, or the mark zsh draws before its prompt), once
-// the pane has been quiet for promptSettle.
+// after promptWait. Where the shell says so, its marks tell (drawn, and no
+// command running); else, on tmcp's machine, the shell itself: in front of
+// its terminal and waiting at its line editor (see shellReading). Only
+// where neither can tell does the screen: the prompt is drawn when the
+// cursor's row ends with a prompt's sign at the cursor; off the row's
+// start with no such sign (a prompt of another style, or the mark zsh
+// draws before its prompt), once the pane has been quiet for
+// promptSettle. The screen alone cannot tell a prompt from output a
+// background job wrote below it, and waited out promptWait there.
 func (s *Service) awaitDrawnPrompt(ctx context.Context, paneID string, stream *pane.Stream) {
 	deadline := time.NewTimer(promptWait)
 	defer deadline.Stop()
+	pid := 0 // the pane's process, once /proc answered for it
 	for {
 		changed := stream.Changed()
-		p, err := s.tc.PaneInfo(ctx, paneID)
-		if err != nil {
+		if ps := stream.Prompt(); ps.Marks && ps.Drawn && !ps.Running {
 			return
 		}
-		wait := 10 * time.Millisecond // a prompt the stream missed
-		if p.CursorX > 0 {
-			row, err := s.cursorRow(ctx, p)
-			if err != nil || promptDrawn(row, p.CursorX) {
+		wait, quietEnds := readingPoll, false
+		if pid == 0 {
+			p, err := s.tc.PaneInfo(ctx, paneID)
+			if err != nil {
 				return
 			}
-			wait = promptSettle
+			switch _, known := s.shellReading(p.PID); {
+			case known:
+				pid = p.PID
+			case p.CursorX > 0:
+				row, err := s.cursorRow(ctx, p)
+				if err != nil || promptDrawn(row, p.CursorX) {
+					return
+				}
+				wait, quietEnds = promptSettle, true
+			default:
+				wait = 10 * time.Millisecond // a prompt the stream missed
+			}
+		}
+		if pid > 0 {
+			reading, known := s.shellReading(pid)
+			if reading {
+				return
+			}
+			if !known {
+				pid = 0
+			}
 		}
 		select {
 		case <-changed:
 		case <-time.After(wait):
-			if p.CursorX > 0 {
+			if quietEnds {
 				return // drawn and quiet
 			}
 		case <-deadline.C:
@@ -157,6 +182,10 @@ func (s *Service) awaitDrawnPrompt(ctx context.Context, paneID string, stream *p
 		}
 	}
 }
+
+// readingPoll is how often a shell on its way back to its prompt is asked
+// again (through /proc, which costs tmux nothing) whether it waits there.
+const readingPoll = 2 * time.Millisecond
 
 // promptSettle is how long a row the cursor has left the start of, with no
 // prompt's sign at the cursor, must stay unchanged to be taken for the

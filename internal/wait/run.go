@@ -184,7 +184,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		return runResult{}, notTyped(ctx, err)
 	}
 	alone := !handOver && !req.SuppressHistory && typedAlone(req.Command, family) &&
-		(atMarkedPrompt(ctx, stream) || s.markingShellInFront(ctx, info, stream))
+		(s.atMarkedPrompt(ctx, stream, info.PID) || s.markingShellInFront(ctx, info, stream))
 	t := typing{lines: []string{req.Command}}
 	if !alone {
 		_, tag := j.mark()
