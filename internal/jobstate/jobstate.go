@@ -72,6 +72,8 @@ type Record struct {
 	// Alone says the command was typed with nothing of tmcp's around it:
 	// only the shell's own marks, which carry no job token, bound it.
 	Alone bool `json:"alone,omitempty"`
+	// NeverRan says the command never ran: its line was not typed whole.
+	NeverRan bool `json:"neverRan,omitempty"`
 }
 
 // header is the file's first line.

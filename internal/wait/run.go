@@ -105,6 +105,13 @@ type job struct {
 	recorded     chan struct{} // closed once the job's end is written for later tmcp processes
 	settled      chan struct{} // closed once the shell's own end of the job's line is noted (noteShellEnd)
 	recordOnce   sync.Once
+	begun        chan struct{} // closed once the job's start mark is read
+	beginOnce    sync.Once
+	typingDone   chan struct{} // closed once tmcp stopped typing the run's lines, all typed or not
+	typingOnce   sync.Once
+	typingStep   string // the step typingOption names (see exits.go)
+	reading      bool   // the lines typed so far leave the shell in a read of the helper's
+	neverRan     bool   // ended before its line was typed whole
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -115,6 +122,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	}
 	if strings.TrimSpace(req.Command) == "" {
 		return JobResult{}, errors.New("command is empty")
+	}
+	if s.shuttingDown() {
+		return JobResult{}, errors.New("tmcp is shutting down: no command is typed any more")
 	}
 	ctx, cancel := bounded(ctx, req.Timeout)
 	defer cancel()
@@ -152,6 +162,7 @@ type retry struct {
 }
 
 func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, handOver bool) (runResult, error) {
+	s.mendTyping(ctx, req.PaneID)
 	info, err := s.awaitShell(ctx, req.PaneID)
 	if err != nil && info.ID != "" {
 		return runResult{}, err // tmux answered: the pane cannot take it
@@ -197,7 +208,16 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); exact(); release() })
 
+	if s.typingNow(j) {
+		j.endNeverRan(neverRan)
+		return runResult{}, errors.New("tmcp is shutting down: no command is typed any more")
+	}
 	if err := s.send(ctx, req.PaneID, j, info, t, stream); err != nil {
+		s.typingOver(j) // nothing is left to type
+		if errors.Is(err, errAborted) {
+			j.endNeverRan(neverRan)
+			return runResult{}, err
+		}
 		if !unanswered(ctx, err) || errors.Is(err, tmux.ErrNotSent) {
 			s.endUntyped(ctx, j, err)
 			return runResult{}, notTyped(ctx, err)
@@ -209,7 +229,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		return runResult{JobResult: r}, nil
 	}
 	if req.Detach {
-		return runResult{JobResult: j.result(false, req.MaxLines, req.MaxBytes)}, nil
+		return runResult{JobResult: s.awaitStart(ctx, j, req.MaxLines, req.MaxBytes)}, nil
 	}
 	r := s.await(ctx, j, req.MaxLines, req.MaxBytes, req.Progress, start)
 	s.awaitRecorded(j, r)
@@ -328,6 +348,8 @@ type step struct {
 	line        string
 	afterRead   bool
 	afterPrompt bool
+	name        string // what typingOption names the step (exits.go)
+	reads       bool   // once typed, the shell waits in a read of the helper's
 }
 
 // send types what runs the command (see shellside.go): the shell's helper
@@ -345,20 +367,33 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 		// The helper ends with another R mark: the run's lines wait for it,
 		// so that they come after its echo is erased.
 		helper := helperLine(family, s.endFile(paneID)) + eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag)
-		steps = append(steps, step{line: bootstrap}, step{line: helper, afterRead: true})
+		steps = append(steps, step{line: bootstrap, name: stepBootstrap, reads: true}, step{line: helper, afterRead: true, name: stepHelper})
 		s.helpers.add(paneID, info)
 		j.mu.Lock()
 		j.freshHelper = true
 		j.mu.Unlock()
 	}
 	for i, l := range t.lines {
-		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0})
+		name := stepRun
+		switch {
+		case len(t.handover) > 0:
+			name = stepReader
+		case i < len(t.lines)-1:
+			name = stepTag
+		}
+		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0, name: name, reads: name == stepReader})
 	}
 	for i, l := range t.handover {
-		steps = append(steps, step{line: l, afterRead: i == 0})
+		// A POSIX reader runs the command once it reads the last line;
+		// fish's is run by the line after.
+		name, last := stepHandover, i == len(t.handover)-1
+		if last && len(t.after) == 0 {
+			name = stepRun
+		}
+		steps = append(steps, step{line: l, afterRead: i == 0, name: name, reads: !last})
 	}
 	for _, l := range t.after {
-		steps = append(steps, step{line: l})
+		steps = append(steps, step{line: l, name: stepRun})
 	}
 	first := len(steps)
 	for i, st := range steps {
@@ -376,17 +411,72 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	// From here an interrupt key may cut what is typed: one sent as the
 	// first line goes may land after it.
 	j.typingBegins()
-	for _, st := range steps[:first] {
-		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
+	for i, st := range steps[:first] {
+		tctx := ctx
+		if i > 0 {
+			// Begun, the typing goes on to its end even if the call ends.
+			tctx = context.WithoutCancel(ctx)
+		}
+		if err := s.typeStep(tctx, j, st); err != nil {
 			s.helpers.forget(paneID)
+			if !errors.Is(err, errAborted) {
+				_ = s.clearTyping(context.WithoutCancel(ctx), paneID)
+			}
+			s.typingOver(j)
 			return err
 		}
 	}
 	j.typedLine(first == len(steps))
 	if first < len(steps) {
 		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
+		return nil
 	}
+	s.typedAll(ctx, j)
 	return nil
+}
+
+// typeStep types one line of a run, once the pane's typingOption names
+// its step; it stops before the line when tmcp shuts down.
+func (s *Service) typeStep(ctx context.Context, j *job, st step) error {
+	if err := s.markTyping(ctx, j, st.name); err != nil {
+		// The line's keys were not sent.
+		return errors.Join(fmt.Errorf("noting the step in %s: %w", typingOption, err), tmux.ErrNotSent)
+	}
+	if err := s.hold(ctx, st.name); err != nil {
+		return err
+	}
+	if err := s.hub.Type(ctx, j.paneID, st.line, true); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.reading = st.reads
+	j.mu.Unlock()
+	return nil
+}
+
+// typedAll clears the pane's typingOption once the run's last line is
+// typed, and says the typing is over.
+func (s *Service) typedAll(ctx context.Context, j *job) {
+	_ = s.hold(ctx, stepDone)
+	// Left set, the next tmcp would find the line typed: cleared even when
+	// the call ended meanwhile.
+	_ = s.clearTyping(context.WithoutCancel(ctx), j.paneID)
+	s.typingOver(j)
+}
+
+// stopTyping notes that tmcp types no more of the run's lines.
+func (j *job) stopTyping() { j.typingOnce.Do(func() { close(j.typingDone) }) }
+
+// awaitStart returns a detached job once its command started (its start
+// mark was read) or it ended without, or when ctx ends first.
+func (s *Service) awaitStart(ctx context.Context, j *job, maxLines, maxBytes int) JobResult {
+	select {
+	case <-j.begun:
+	case <-j.done:
+		s.awaitRecorded(j, JobResult{Finished: true})
+	case <-ctx.Done():
+	}
+	return j.result(false, maxLines, maxBytes)
 }
 
 // catchUpWait bounds the read of what tmux holds for a stream: it holds
@@ -438,6 +528,15 @@ func (s *Service) leaveRecall(ctx context.Context, paneID, recall string) error 
 func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []step, stream *pane.Stream) {
 	ctx, cancel := context.WithTimeout(call, handOverWait)
 	defer cancel()
+	all := false
+	defer func() {
+		if !all && !s.aborted() {
+			// The job ended short of its lines (it says why): nothing
+			// of it is left for a later tmcp to mend.
+			_ = s.clearTyping(context.WithoutCancel(ctx), paneID)
+		}
+		s.typingOver(j)
+	}()
 	for i, st := range steps {
 		if st.afterRead {
 			j.awaitsRead(true)
@@ -446,6 +545,8 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 				j.awaitsRead(false)
 			case <-j.done:
 				return // interrupted, or the helper was missing: the job says
+			case <-s.abort:
+				return // tmcp shuts down: it ends the job (abortTyping)
 			case <-ctx.Done():
 				s.helpers.forget(paneID)
 				j.end(false, nil, "the shell never read what tmcp handed to it, so the command did not run")
@@ -460,13 +561,17 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 			return // a key cut the reading: what follows must not run
 		default:
 		}
-		if err := s.hub.Type(ctx, paneID, st.line, true); err != nil {
+		if err := s.typeStep(ctx, j, st); errors.Is(err, errAborted) {
+			return
+		} else if err != nil {
 			s.helpers.forget(paneID)
 			s.endUntyped(ctx, j, err)
 			return
 		}
 		j.typedLine(i == len(steps)-1)
 	}
+	all = true
+	s.typedAll(ctx, j)
 }
 
 // endUntyped ends a job whose line could not be typed: as the death of
@@ -482,7 +587,7 @@ func (s *Service) endUntyped(ctx context.Context, j *job, err error) {
 			return
 		}
 	}
-	j.end(false, nil, "the command could not be typed: "+err.Error())
+	j.endNeverRan("the command could not be typed, so it never ran: " + err.Error())
 }
 
 // typingBegins notes that tmcp begins to type the run's lines.
@@ -604,6 +709,9 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			// A pane that keeps writing must not hold off what is due.
 			if now := time.Now(); r.consume(data, now) || r.expire(now) {
 				return
+			}
+			if !r.started.IsZero() {
+				j.beginOnce.Do(func() { close(j.begun) })
 			}
 			continue
 		}
@@ -765,13 +873,22 @@ func (j *job) addPiece(line string, more bool) {
 func newJob(id, paneID, command string, started time.Time) *job {
 	return &job{id: id, paneID: paneID, command: command, started: started,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1), recorded: make(chan struct{}), settled: make(chan struct{})}
+		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1), recorded: make(chan struct{}), settled: make(chan struct{}),
+		begun: make(chan struct{}), typingDone: make(chan struct{})}
 }
 
 // end records how the job ended, once: with the command's status, if it
 // is known, and a reason, if there is one to give.
 func (j *job) end(died bool, status *int, reason string) {
 	j.endAt(time.Now(), died, status, reason)
+}
+
+// endNeverRan ends a job whose command never ran, with the reason.
+func (j *job) endNeverRan(reason string) {
+	j.mu.Lock()
+	j.neverRan = !j.finished
+	j.mu.Unlock()
+	j.end(false, nil, reason)
 }
 
 // endAt is end, at a time already past.
