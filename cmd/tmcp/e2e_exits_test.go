@@ -67,6 +67,13 @@ var exitWays = []exitWay{
 		}
 		return awaitExit(t, s, start)
 	}},
+	{"SIGINT", func(t *testing.T, s *session) time.Duration {
+		start := time.Now()
+		if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		return awaitExit(t, s, start)
+	}},
 	{"SIGKILL", func(t *testing.T, s *session) time.Duration {
 		killTMCP(t, s)
 		return 0
@@ -260,13 +267,13 @@ func TestADetachedRunRunsWhateverEndsTmcpOnceItReturns(t *testing.T) {
 	}
 }
 
-// tmcp told to exit (stdin closed, SIGTERM) as it types a run into a
+// tmcp told to exit (stdin closed, SIGTERM, SIGINT) as it types a run into a
 // shell it has not typed into, the bootstrap line on screen, finishes the
 // typing: the command runs, and the next tmcp reports it.
 func TestEOFOrSIGTERMAsARunIsTypedFinishesIt(t *testing.T) {
 	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
-		for _, way := range exitWays[:2] {
+		for _, way := range exitWays[:3] {
 			t.Run(shell+"/"+way.name, func(t *testing.T) {
 				if _, err := exec.LookPath(shell); err != nil {
 					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)

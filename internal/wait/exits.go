@@ -130,7 +130,7 @@ func (s *Service) hold(ctx context.Context, step string) error {
 		select {
 		case <-s.abort:
 		case <-ctx.Done():
-			return ctx.Err()
+			return errors.Join(ctx.Err(), tmux.ErrNotSent) // nothing of the step is typed
 		}
 	}
 	if s.aborted() {

@@ -467,16 +467,34 @@ func (s *Service) typedAll(ctx context.Context, j *job) {
 // stopTyping notes that tmcp types no more of the run's lines.
 func (j *job) stopTyping() { j.typingOnce.Do(func() { close(j.typingDone) }) }
 
+// startWait bounds how long a detached run waits for its command to
+// start: a shell busy with another program takes the line only once that
+// program ends.
+const startWait = 5 * time.Second
+
 // awaitStart returns a detached job once its command started (its start
-// mark was read) or it ended without, or when ctx ends first.
+// mark was read) or it ended without, or after startWait or when ctx
+// ends first, saying so.
 func (s *Service) awaitStart(ctx context.Context, j *job, maxLines, maxBytes int) JobResult {
+	t := time.NewTimer(startWait)
+	defer t.Stop()
 	select {
 	case <-j.begun:
 	case <-j.done:
 		s.awaitRecorded(j, JobResult{Finished: true})
+	case <-t.C:
 	case <-ctx.Done():
 	}
-	return j.result(false, maxLines, maxBytes)
+	r := j.result(false, maxLines, maxBytes)
+	select {
+	case <-j.begun:
+	default:
+		if !r.Finished {
+			r.TimedOut = true
+			r.Reason = "the shell has not started the command yet (another program may hold the pane): it runs once the shell takes its line; get_job follows it"
+		}
+	}
+	return r
 }
 
 // catchUpWait bounds the read of what tmux holds for a stream: it holds
