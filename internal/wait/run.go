@@ -359,42 +359,20 @@ type step struct {
 // what must wait for the shell to read goes on with the job.
 func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pane, t typing, stream *pane.Stream) error {
 	_, tag := j.mark()
-	var steps []step
+	var bootstrap, helper string
 	fresh := !j.alone && !s.helpers.has(paneID, info)
 	if fresh {
 		family := familyOf(info.Command)
-		bootstrap := bootstrapLine(family, tag)
+		bootstrap = bootstrapLine(family, tag)
 		// The helper ends with another R mark: the run's lines wait for it,
 		// so that they come after its echo is erased.
-		helper := helperLine(family, s.endFile(paneID)) + eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag)
-		steps = append(steps, step{line: bootstrap, name: stepBootstrap, reads: true}, step{line: helper, afterRead: true, name: stepHelper})
+		helper = helperLine(family, s.endFile(paneID)) + eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag)
 		s.helpers.add(paneID, info)
 		j.mu.Lock()
 		j.freshHelper = true
 		j.mu.Unlock()
 	}
-	for i, l := range t.lines {
-		name := stepRun
-		switch {
-		case len(t.handover) > 0:
-			name = stepReader
-		case i < len(t.lines)-1:
-			name = stepTag
-		}
-		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0, name: name, reads: name == stepReader})
-	}
-	for i, l := range t.handover {
-		// A POSIX reader runs the command once it reads the last line;
-		// fish's is run by the line after.
-		name, last := stepHandover, i == len(t.handover)-1
-		if last && len(t.after) == 0 {
-			name = stepRun
-		}
-		steps = append(steps, step{line: l, afterRead: i == 0, name: name, reads: !last})
-	}
-	for _, l := range t.after {
-		steps = append(steps, step{line: l, name: stepRun})
-	}
+	steps := stepsOf(bootstrap, helper, t)
 	first := len(steps)
 	for i, st := range steps {
 		if st.afterRead {
@@ -433,6 +411,40 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	}
 	s.typedAll(ctx, j)
 	return nil
+}
+
+// stepsOf returns the steps that type a run: the bootstrap and helper
+// lines first when they are not "" (a shell that lacks the helper), then
+// what t holds, each named for typingOption.
+func stepsOf(bootstrap, helper string, t typing) []step {
+	var steps []step
+	fresh := bootstrap != ""
+	if fresh {
+		steps = append(steps, step{line: bootstrap, name: stepBootstrap, reads: true}, step{line: helper, afterRead: true, name: stepHelper})
+	}
+	for i, l := range t.lines {
+		name := stepRun
+		switch {
+		case len(t.handover) > 0:
+			name = stepReader
+		case i < len(t.lines)-1:
+			name = stepTag
+		}
+		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0, name: name, reads: name == stepReader})
+	}
+	for i, l := range t.handover {
+		// A POSIX reader runs the command once it reads the last line;
+		// fish's is run by the line after.
+		name, last := stepHandover, i == len(t.handover)-1
+		if last && len(t.after) == 0 {
+			name = stepRun
+		}
+		steps = append(steps, step{line: l, afterRead: i == 0, name: name, reads: !last})
+	}
+	for _, l := range t.after {
+		steps = append(steps, step{line: l, name: stepRun})
+	}
+	return steps
 }
 
 // typeStep types one line of a run, once the pane's typingOption names
