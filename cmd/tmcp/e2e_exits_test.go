@@ -144,8 +144,9 @@ func checkPersonCanType(t *testing.T, srv *tmuxtest.Server, pane string) {
 	}
 	echoed := false
 	for _, r := range rows {
-		if strings.HasSuffix(strings.TrimRight(r, " "), typed) && strings.TrimSpace(strings.TrimSuffix(strings.TrimRight(r, " "), typed)) != "" {
-			echoed = true // after a prompt
+		// After a prompt; fish may show a suggestion after the line.
+		if k := strings.Index(r, typed); k > 0 && strings.TrimSpace(r[:k]) != "" {
+			echoed = true
 		}
 	}
 	if !echoed {
