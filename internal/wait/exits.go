@@ -58,7 +58,7 @@ const holdEnv = "TMCP_TEST_HOLD"
 
 // finishWait bounds how long tmcp, shutting down, lets the runs it is
 // typing finish, their start mark seen, before it aborts those still
-// typed; abortWait bounds the abort. Together they stay under 2 s.
+// being typed; abortWait bounds the abort. Together they stay under 2 s.
 const (
 	finishWait = time.Second
 	abortWait  = 500 * time.Millisecond
@@ -68,7 +68,7 @@ const (
 var errAborted = errors.New("tmcp shut down before the command was typed")
 
 // neverRan is why a run whose typing tmcp aborted has no status.
-const neverRan = "the command never ran: tmcp stopped as it typed it, and ended what it had typed (C-c) so that nothing waits in the pane"
+const neverRan = "the command never ran: tmcp stopped before its line was typed whole, and nothing of it was left waiting in the pane"
 
 // holdStep returns the step TMCP_TEST_HOLD names, or "".
 func holdStep() string { return os.Getenv(holdEnv) }
