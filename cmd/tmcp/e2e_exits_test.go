@@ -319,3 +319,37 @@ func onlyJob(t *testing.T, srv *tmuxtest.Server) string {
 	}
 	return ""
 }
+
+// send_keys from the next tmcp into a pane a killed tmcp left in one of
+// the helper's reads reaches a prompt: the pane is mended first.
+func TestSendKeysAfterAKilledTmcpReachesAPrompt(t *testing.T) {
+	t.Parallel()
+	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
+		for _, hold := range []string{"helper", "handover"} {
+			t.Run(shell+"/"+hold, func(t *testing.T) {
+				if _, err := exec.LookPath(shell); err != nil {
+					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
+				}
+				t.Parallel()
+				srv := tmuxtest.New(t)
+				pane := newWindow(srv, plainShells[shell])
+				waitPrompt(t, srv, pane)
+				s, _ := heldRun(t, srv, pane, hold, "echo ran\necho twice")
+				killTMCP(t, s)
+				const typed = "stty -a | grep -o -- ' -*echo ' | sed s/^/TTY:/"
+				next := startTMCP(t, srv, "")
+				next.ok("send_keys", map[string]any{"paneId": pane, "keys": typed, "literal": true}, nil)
+				var rows []string
+				if !tmuxtest.WaitFor(settle, func() bool {
+					rows = bareCapture(srv, pane)
+					return hasLine(rows, "TTY: echo")
+				}) {
+					t.Fatalf("send_keys from the next tmcp never ran with echo on in %s; screen:\n%s", pane, strings.Join(rows, "\n"))
+				}
+				if mark := tmuxOne(srv, "show-options", "-pqv", "-t", pane, "@tmcp_typing"); mark != "" {
+					t.Errorf("@tmcp_typing is %q after the pane was mended, want it cleared", mark)
+				}
+			})
+		}
+	}
+}

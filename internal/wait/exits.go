@@ -214,6 +214,10 @@ func (s *Service) abortTyping(ctx context.Context, j *job) {
 	_ = s.clearTyping(ctx, j.paneID)
 }
 
+// Mend mends a pane that a tmcp killed as it typed a run left waiting in
+// a read of the helper's (see mendTyping), before other keys reach it.
+func (s *Service) Mend(ctx context.Context, paneID string) { s.mendTyping(ctx, paneID) }
+
 // mendTyping mends a pane that a tmcp killed as it typed a run left
 // behind, as its typingOption tells, unless a run of this tmcp types
 // there now. Before stepRun, C-c ends any read of the helper's that
