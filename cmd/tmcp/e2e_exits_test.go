@@ -75,9 +75,31 @@ var exitWays = []exitWay{
 		return awaitExit(t, s, start)
 	}},
 	{"SIGKILL", func(t *testing.T, s *session) time.Duration {
-		killTMCP(t, s)
+		killTMCPAndItsClients(t, s)
 		return 0
 	}},
+}
+
+// killTMCPAndItsClients kills tmcp outright and waits until tmux has let
+// go of its control clients, which end once their stdin closes, or until
+// settle has passed. A new
+// tmcp attaching while they go has crashed tmux 3.3a's server (a
+// segfault in control_write, in this file's tests and at 5d4ebb8 in
+// TestGetJobFollowsAJobOfAKilledTmcpToItsEnd): that is not what these
+// tests are about.
+func killTMCPAndItsClients(t *testing.T, s *session) {
+	t.Helper()
+	killTMCP(t, s)
+	var clients string
+	if !tmuxtest.WaitFor(settle, func() bool {
+		out, err := s.srv.Tmux("list-clients", "-F", "#{client_pid}")
+		clients = strings.TrimSpace(out)
+		return err == nil && clients == ""
+	}) {
+		// Seen 2 times in 70 under -race: a client of the killed tmcp's
+		// still listed after 5 s. The test goes on, as a person would.
+		t.Logf("the killed tmcp's tmux clients are still attached after %v: %q", settle, clients)
+	}
 }
 
 // awaitExit waits for tmcp to exit and returns how long it took from start.
@@ -222,7 +244,7 @@ func TestAPersonGetsAPromptBackWhereAKilledTmcpLeftARead(t *testing.T) {
 					pane := newWindow(srv, plainShells[shell])
 					waitPrompt(t, srv, pane)
 					s, id := heldRun(t, srv, pane, hold, "echo ran\necho twice")
-					killTMCP(t, s)
+					killTMCPAndItsClients(t, s)
 					srv.Must("send-keys", "-t", pane, key)
 					checkPersonCanType(t, srv, pane)
 					checkNextTmcp(t, srv, pane, id, false)
@@ -335,7 +357,7 @@ func TestSendKeysAfterAKilledTmcpReachesAPrompt(t *testing.T) {
 				pane := newWindow(srv, plainShells[shell])
 				waitPrompt(t, srv, pane)
 				s, _ := heldRun(t, srv, pane, hold, "echo ran\necho twice")
-				killTMCP(t, s)
+				killTMCPAndItsClients(t, s)
 				const typed = "stty -a | grep -o -- ' -*echo ' | sed s/^/TTY:/"
 				next := startTMCP(t, srv, "")
 				next.ok("send_keys", map[string]any{"paneId": pane, "keys": typed, "literal": true}, nil)

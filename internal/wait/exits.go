@@ -256,9 +256,7 @@ func (s *Service) mendTyping(ctx context.Context, paneID string) {
 		}
 	} else {
 		ran = false
-		if s.hub.Keys(ctx, paneID, "C-c") == nil {
-			s.awaitRedrawn(ctx, paneID)
-		}
+		s.interruptAndSettle(ctx, paneID)
 	}
 	if known && !ran {
 		rec.Ended, rec.Reason, rec.NeverRan = time.Now(), neverRan, true
@@ -267,17 +265,37 @@ func (s *Service) mendTyping(ctx context.Context, paneID string) {
 	_ = s.clearTyping(ctx, paneID)
 }
 
-// awaitRedrawn waits, up to promptWait, for the shell to draw its prompt
-// again after C-c: the cursor leaves the start of its row.
-func (s *Service) awaitRedrawn(ctx context.Context, paneID string) {
+// redrawSettle is how long the cursor of a pane sent C-c must stay still
+// to be taken as at the shell's new prompt.
+const redrawSettle = 50 * time.Millisecond
+
+// interruptAndSettle sends C-c to a pane and waits, up to promptWait, for
+// the shell to have handled it: the cursor moved from where it was (the
+// echo of ^C, a new prompt) and then stayed still for redrawSettle. Keys
+// typed while the shell still handles the signal may be thrown away with
+// the line it interrupts (dash reads ahead), or land in the read it ends.
+func (s *Service) interruptAndSettle(ctx context.Context, paneID string) {
+	before, err := s.tc.PaneInfo(ctx, paneID)
+	if err != nil || s.hub.Keys(ctx, paneID, "C-c") != nil {
+		return
+	}
 	deadline := time.Now().Add(promptWait)
+	last, still := before, time.Time{}
 	for time.Now().Before(deadline) {
-		if p, err := s.tc.PaneInfo(ctx, paneID); err != nil || p.CursorX > 0 {
-			return
-		}
 		select {
 		case <-time.After(10 * time.Millisecond):
 		case <-ctx.Done():
+			return
+		}
+		p, err := s.tc.PaneInfo(ctx, paneID)
+		if err != nil {
+			return
+		}
+		moved := p.CursorX != before.CursorX || p.CursorY != before.CursorY
+		switch {
+		case p.CursorX != last.CursorX || p.CursorY != last.CursorY:
+			last, still = p, time.Now()
+		case moved && time.Since(still) >= redrawSettle:
 			return
 		}
 	}
