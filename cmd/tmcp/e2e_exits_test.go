@@ -188,6 +188,10 @@ func checkNextTmcp(t *testing.T, srv *tmuxtest.Server, pane, id string, ran bool
 	case !ran && (!r.Finished || r.ExitStatus != nil || text != "" || !strings.Contains(r.Reason, "never ran")):
 		t.Errorf("get_job of a job whose typing was cut: %+v output %q, want it finished, no status, no output, a reason saying it never ran", r, text)
 	}
+	// mksh runs printf, a program there, as it records the job's end: a
+	// new tmcp, which has not seen this shell, takes it for the pane's
+	// program until the prompt is back.
+	waitPrompt(t, srv, pane)
 	// The same line in every shell, fish too.
 	if r, text := next.runCmd(map[string]any{"paneId": pane, "command": "echo next; false", "timeoutSeconds": 15}); text != "next" || status(r.ExitStatus) != "1" {
 		t.Errorf("run_command in %s from the next tmcp: %+v output %q, want %q and status 1; screen:\n%s", pane, r, text, "next", strings.Join(bareCapture(srv, pane), "\n"))
