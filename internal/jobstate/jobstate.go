@@ -75,6 +75,8 @@ type Record struct {
 	// Nonce is the secret of the shell's helper that the job's marks
 	// carry: a later tmcp that follows the job believes no others.
 	Nonce string `json:"nonce,omitempty"`
+	// NeverRan says the command never ran: its line was not typed whole.
+	NeverRan bool `json:"neverRan,omitempty"`
 }
 
 // header is the file's first line.

@@ -72,7 +72,7 @@ type runCommandIn struct {
 	Command         string  `json:"command"`
 	PaneID          string  `json:"paneId,omitempty"`
 	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 40"`
-	Detach          bool    `json:"detach,omitempty" jsonschema:"return a jobId at once"`
+	Detach          bool    `json:"detach,omitempty" jsonschema:"return a jobId once started"`
 	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"out of history (else as written; dash keeps none)"`
 	MaxLines        int     `json:"maxLines,omitempty"`
 	MaxBytes        int     `json:"maxBytes,omitempty"`

@@ -57,6 +57,8 @@ func (s *Server) sendKeys(ctx context.Context, req *mcp.CallToolRequest, in send
 	if ask != nil || err != nil {
 		return ask, sentOut{}, err
 	}
+	// Keys typed into a read a killed tmcp left would be read blind.
+	s.waits.Mend(ctx, id)
 	if in.Literal {
 		err = s.hub.Type(ctx, id, in.Keys, enter)
 	} else {

@@ -88,7 +88,7 @@ func (s *Service) KeepJobs(store *jobstate.Store) {
 func (j *job) record() jobstate.Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, ShellGroup: j.shellGroup, Command: j.command, Started: j.started, Alone: j.alone, Nonce: j.nonce}
+	r := jobstate.Record{ID: j.id, Pane: j.paneID, PanePID: j.panePID, ShellGroup: j.shellGroup, Command: j.command, Started: j.started, Alone: j.alone, Nonce: j.nonce, NeverRan: j.neverRan}
 	if j.finished {
 		r.Ended, r.Status, r.Reason, r.PaneDied = j.finishedAt, j.status, j.reason, j.died
 	}
@@ -184,6 +184,12 @@ func (s *Service) adopted(ctx context.Context, id string) (*job, error) {
 	if !ok {
 		return nil, nil
 	}
+	if rec.Ended.IsZero() {
+		// A tmcp killed as it typed the job's lines: what it left is
+		// mended first, and the job's record with it.
+		s.mendTyping(ctx, rec.Pane)
+		rec, _ = s.keep.store.Get(id)
+	}
 	return s.adopt(ctx, rec)
 }
 
@@ -194,8 +200,11 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 	// An earlier tmcp typed its lines: whatever was not typed never will be.
 	j.panePID, j.shellGroup, j.adopted, j.typedAll, j.alone, j.nonce = rec.PanePID, rec.ShellGroup, true, true, rec.Alone, rec.Nonce
 	j.typingFrom = rec.Started // a key tmcp sends now reaches the command
+	j.stopTyping()
 	if !rec.Ended.IsZero() {
-		// Its tmcp saw it end, and wrote so: only the output is to be found.
+		// Its tmcp saw it end, and wrote so: only the output is to be
+		// found, if it ran.
+		j.neverRan, j.refilled = rec.NeverRan, rec.NeverRan
 		j.endAt(rec.Ended, rec.PaneDied, rec.Status, rec.Reason)
 		j.markRecorded()
 		s.refill(ctx, j)
@@ -362,7 +371,7 @@ func (j *job) outputIn(rows []string, running bool) (lines []string, found, sett
 // historyNote says where an adopted job's output came from; j.mu is held.
 func (j *job) historyNote() string {
 	switch {
-	case !j.adopted:
+	case !j.adopted || j.neverRan:
 		return ""
 	case j.lost:
 		return "tmcp restarted since it ran, and the pane's history no longer holds the line that ran it: its output is lost"

@@ -221,7 +221,8 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 		case kind == "E":
 			r.endWith(kind, status, "")
 			return nil, true
-		case kind == "R":
+		case kind == "R" && i >= len(r.held):
+			// A mark wholly in the bytes held over was counted last time.
 			r.j.helperReads()
 		}
 	}

@@ -405,3 +405,25 @@ func TestAJobsMarksCountOnlyWithTheHelpersNonce(t *testing.T) {
 		}
 	}
 }
+
+// Each R mark tells the typing once that the shell reads, however the
+// reads split: a mark held over for the next read (where a split mark
+// would be completed) is not counted again. Counted twice, it let the
+// lines handed over go before __tmcp_r read them, echo still on.
+func TestReaderCountsEachReadMarkOnce(t *testing.T) {
+	token := markerPrefix + "01234"
+	stream := mark("R", token) + "\x1b[1A\r\x1b[J" + mark("R", token) + "# " + mark("R", token)
+	for i := 0; i <= len(stream); i++ {
+		for k := i; k <= len(stream); k++ {
+			j, r := readerFixture("x")
+			j.reads = make(chan struct{}, 8)
+			now := time.Now()
+			for _, part := range []string{stream[:i], stream[i:k], stream[k:]} {
+				r.consume([]byte(part), now)
+			}
+			if n := len(j.reads); n != 3 {
+				t.Fatalf("reads split at %d and %d: %d R marks counted, want 3", i, k, n)
+			}
+		}
+	}
+}

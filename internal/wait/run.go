@@ -106,6 +106,13 @@ type job struct {
 	recorded     chan struct{} // closed once the job's end is written for later tmcp processes
 	settled      chan struct{} // closed once the shell's own end of the job's line is noted (noteShellEnd)
 	recordOnce   sync.Once
+	begun        chan struct{} // closed once the job's start mark is read
+	beginOnce    sync.Once
+	typingDone   chan struct{} // closed once tmcp stopped typing the run's lines, all typed or not
+	typingOnce   sync.Once
+	typingStep   string // the step typingOption names (see exits.go)
+	reading      bool   // the lines typed so far leave the shell in a read of the helper's
+	neverRan     bool   // ended before its line was typed whole
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -116,6 +123,9 @@ func (s *Service) Run(ctx context.Context, req RunRequest) (JobResult, error) {
 	}
 	if strings.TrimSpace(req.Command) == "" {
 		return JobResult{}, errors.New("command is empty")
+	}
+	if s.shuttingDown() {
+		return JobResult{}, errors.New("tmcp is shutting down: no command is typed any more")
 	}
 	ctx, cancel := bounded(ctx, req.Timeout)
 	defer cancel()
@@ -153,6 +163,7 @@ type retry struct {
 }
 
 func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, handOver bool) (runResult, error) {
+	s.mendTyping(ctx, req.PaneID)
 	info, err := s.awaitShell(ctx, req.PaneID)
 	if err != nil && info.ID != "" {
 		return runResult{}, err // tmux answered: the pane cannot take it
@@ -199,7 +210,16 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); exact(); release() })
 
+	if s.typingNow(j) {
+		j.endNeverRan(neverRan)
+		return runResult{}, errors.New("tmcp is shutting down: no command is typed any more")
+	}
 	if err := s.send(ctx, req.PaneID, j, info, t, stream); err != nil {
+		s.typingOver(j) // nothing is left to type
+		if errors.Is(err, errAborted) {
+			j.endNeverRan(neverRan)
+			return runResult{}, err
+		}
 		if !unanswered(ctx, err) || errors.Is(err, tmux.ErrNotSent) {
 			s.endUntyped(ctx, j, err)
 			return runResult{}, notTyped(ctx, err)
@@ -211,7 +231,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 		return runResult{JobResult: r}, nil
 	}
 	if req.Detach {
-		return runResult{JobResult: j.result(false, req.MaxLines, req.MaxBytes)}, nil
+		return runResult{JobResult: s.awaitStart(ctx, j, req.MaxLines, req.MaxBytes)}, nil
 	}
 	r := s.await(ctx, j, req.MaxLines, req.MaxBytes, req.Progress, start)
 	s.awaitRecorded(j, r)
@@ -346,7 +366,9 @@ type step struct {
 	line        string
 	afterRead   bool
 	afterPrompt bool
-	atPrompt    bool
+	atPrompt    bool   // typed at the shell's prompt: pasted where its line editor would rewrite it (typeLine)
+	name        string // what typingOption names the step (exits.go)
+	reads       bool   // once typed, the shell waits in a read of the helper's
 }
 
 // send types what runs the command (see shellside.go): the shell's helper
@@ -356,37 +378,28 @@ type step struct {
 // what must wait for the shell to read goes on with the job.
 func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pane, t typing, stream *pane.Stream) error {
 	_, tag := j.mark()
-	var steps []step
+	var bootstrap, helper string
 	fresh := !j.alone && !s.helpers.has(paneID, info)
 	if fresh {
 		family := familyOf(info.Command)
-		bootstrap := bootstrapLine(family, tag)
+		bootstrap = bootstrapLine(family, tag)
 		// The modifier goes after the space that keeps the line out of
 		// history.
 		bootstrap = " " + noCorrect(family) + strings.TrimPrefix(bootstrap, " ")
 		// The helper ends with another R mark: the run's lines wait for it,
 		// so that they come after its echo is erased.
-		helper := helperLine(family, s.endFile(paneID), j.nonce)
+		helper = helperLine(family, s.endFile(paneID), j.nonce)
 		if j.farShell != "" {
 			helper += farNonce(family, j.nonce)
 			stream.SetShellNonce(j.nonce)
 		}
 		helper += eraseEcho(family, info.CursorX, len(bootstrap), info.Width) + readMark(family, tag+":"+j.nonce)
-		steps = append(steps, step{line: bootstrap, atPrompt: true}, step{line: helper, afterRead: true})
 		s.helpers.add(paneID, info, j.nonce)
 		j.mu.Lock()
 		j.freshHelper = true
 		j.mu.Unlock()
 	}
-	for i, l := range t.lines {
-		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0, atPrompt: true})
-	}
-	for i, l := range t.handover {
-		steps = append(steps, step{line: l, afterRead: i == 0})
-	}
-	for _, l := range t.after {
-		steps = append(steps, step{line: l, atPrompt: true})
-	}
+	steps := stepsOf(bootstrap, helper, t)
 	first := len(steps)
 	for i, st := range steps {
 		if st.afterRead {
@@ -403,27 +416,38 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	// From here an interrupt key may cut what is typed: one sent as the
 	// first line goes may land after it.
 	j.typingBegins()
-	for _, st := range steps[:first] {
-		if err := s.typeStep(ctx, paneID, j.family, st); err != nil {
+	for i, st := range steps[:first] {
+		tctx := ctx
+		if i > 0 {
+			// Begun, the typing goes on to its end even if the call ends.
+			tctx = context.WithoutCancel(ctx)
+		}
+		if err := s.typeStep(tctx, j, st); err != nil {
 			s.helpers.forget(paneID)
+			if !errors.Is(err, errAborted) {
+				_ = s.clearTyping(context.WithoutCancel(ctx), paneID)
+			}
+			s.typingOver(j)
 			return err
 		}
 	}
 	j.typedLine(first == len(steps))
 	if first < len(steps) {
 		go s.typeOn(context.WithoutCancel(ctx), j, paneID, steps[first:], stream)
+		return nil
 	}
+	s.typedAll(ctx, j)
 	return nil
 }
 
-// typeStep types a step's line and Enter. A line typed at the prompt of
+// typeLine types a step's line and Enter. A line typed at the prompt of
 // fish, zsh or bash is pasted, so that no abbreviation, macro or key
 // binding of the person's rewrites it: as the keys of a bracketed paste in
 // fish (see fishPasted) and zsh, whose line editors bind them (zsh since
 // 5.1) whether or not they asked the terminal for bracketed paste, which
 // zsh does only after drawing its prompt; through tmux in bash, which asks
 // before its prompt, and whose readline binds them only since bash 4.4.
-func (s *Service) typeStep(ctx context.Context, paneID string, f shellFamily, st step) error {
+func (s *Service) typeLine(ctx context.Context, paneID string, f shellFamily, st step) error {
 	switch {
 	case st.atPrompt && f == fishShell:
 		lead, text := fishPasted(st.line)
@@ -434,6 +458,102 @@ func (s *Service) typeStep(ctx context.Context, paneID string, f shellFamily, st
 		return s.hub.PasteLine(ctx, paneID, st.line)
 	}
 	return s.hub.Type(ctx, paneID, st.line, true)
+}
+
+// stepsOf returns the steps that type a run: the bootstrap and helper
+// lines first when they are not "" (a shell that lacks the helper), then
+// what t holds, each named for typingOption.
+func stepsOf(bootstrap, helper string, t typing) []step {
+	var steps []step
+	fresh := bootstrap != ""
+	if fresh {
+		steps = append(steps, step{line: bootstrap, name: stepBootstrap, reads: true, atPrompt: true}, step{line: helper, afterRead: true, name: stepHelper})
+	}
+	for i, l := range t.lines {
+		name := stepRun
+		switch {
+		case len(t.handover) > 0:
+			name = stepReader
+		case i < len(t.lines)-1:
+			name = stepTag
+		}
+		steps = append(steps, step{line: l, afterRead: fresh && i == 0, afterPrompt: fresh && i == 0, name: name, reads: name == stepReader, atPrompt: true})
+	}
+	for i, l := range t.handover {
+		// A POSIX reader runs the command once it reads the last line;
+		// fish's is run by the line after.
+		name, last := stepHandover, i == len(t.handover)-1
+		if last && len(t.after) == 0 {
+			name = stepRun
+		}
+		steps = append(steps, step{line: l, afterRead: i == 0, name: name, reads: !last})
+	}
+	for _, l := range t.after {
+		steps = append(steps, step{line: l, name: stepRun, atPrompt: true})
+	}
+	return steps
+}
+
+// typeStep types one line of a run, once the pane's typingOption names
+// its step; it stops before the line when tmcp shuts down.
+func (s *Service) typeStep(ctx context.Context, j *job, st step) error {
+	if err := s.markTyping(ctx, j, st.name); err != nil {
+		// The line's keys were not sent.
+		return errors.Join(fmt.Errorf("noting the step in %s: %w", typingOption, err), tmux.ErrNotSent)
+	}
+	if err := s.hold(ctx, st.name); err != nil {
+		return err
+	}
+	if err := s.typeLine(ctx, j.paneID, j.family, st); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.reading = st.reads
+	j.mu.Unlock()
+	return nil
+}
+
+// typedAll clears the pane's typingOption once the run's last line is
+// typed, and says the typing is over.
+func (s *Service) typedAll(ctx context.Context, j *job) {
+	_ = s.hold(ctx, stepDone)
+	// Left set, the next tmcp would find the line typed: cleared even when
+	// the call ended meanwhile.
+	_ = s.clearTyping(context.WithoutCancel(ctx), j.paneID)
+	s.typingOver(j)
+}
+
+// stopTyping notes that tmcp types no more of the run's lines.
+func (j *job) stopTyping() { j.typingOnce.Do(func() { close(j.typingDone) }) }
+
+// startWait bounds how long a detached run waits for its command to
+// start: a shell busy with another program takes the line only once that
+// program ends.
+const startWait = 5 * time.Second
+
+// awaitStart returns a detached job once its command started (its start
+// mark was read) or it ended without, or after startWait or when ctx
+// ends first, saying so.
+func (s *Service) awaitStart(ctx context.Context, j *job, maxLines, maxBytes int) JobResult {
+	t := time.NewTimer(startWait)
+	defer t.Stop()
+	select {
+	case <-j.begun:
+	case <-j.done:
+		s.awaitRecorded(j, JobResult{Finished: true})
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	r := j.result(false, maxLines, maxBytes)
+	select {
+	case <-j.begun:
+	default:
+		if !r.Finished {
+			r.TimedOut = true
+			r.Reason = "the shell has not started the command yet (another program may hold the pane): it runs once the shell takes its line; get_job follows it"
+		}
+	}
+	return r
 }
 
 // catchUpWait bounds the read of what tmux holds for a stream: it holds
@@ -485,6 +605,15 @@ func (s *Service) leaveRecall(ctx context.Context, paneID, recall string) error 
 func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []step, stream *pane.Stream) {
 	ctx, cancel := context.WithTimeout(call, handOverWait)
 	defer cancel()
+	all := false
+	defer func() {
+		if !all && !s.aborted() {
+			// The job ended short of its lines (it says why): nothing
+			// of it is left for a later tmcp to mend.
+			_ = s.clearTyping(context.WithoutCancel(ctx), paneID)
+		}
+		s.typingOver(j)
+	}()
 	for i, st := range steps {
 		if st.afterRead {
 			j.awaitsRead(true)
@@ -493,6 +622,8 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 				j.awaitsRead(false)
 			case <-j.done:
 				return // interrupted, or the helper was missing: the job says
+			case <-s.abort:
+				return // tmcp shuts down: it ends the job (abortTyping)
 			case <-ctx.Done():
 				s.helpers.forget(paneID)
 				j.end(false, nil, "the shell never read what tmcp handed to it, so the command did not run")
@@ -507,13 +638,17 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 			return // a key cut the reading: what follows must not run
 		default:
 		}
-		if err := s.typeStep(ctx, paneID, j.family, st); err != nil {
+		if err := s.typeStep(ctx, j, st); errors.Is(err, errAborted) {
+			return
+		} else if err != nil {
 			s.helpers.forget(paneID)
 			s.endUntyped(ctx, j, err)
 			return
 		}
 		j.typedLine(i == len(steps)-1)
 	}
+	all = true
+	s.typedAll(ctx, j)
 }
 
 // endUntyped ends a job whose line could not be typed: as the death of
@@ -529,7 +664,7 @@ func (s *Service) endUntyped(ctx context.Context, j *job, err error) {
 			return
 		}
 	}
-	j.end(false, nil, "the command could not be typed: "+err.Error())
+	j.endNeverRan("the command could not be typed, so it never ran: " + err.Error())
 }
 
 // typingBegins notes that tmcp begins to type the run's lines.
@@ -651,6 +786,9 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			// A pane that keeps writing must not hold off what is due.
 			if now := time.Now(); r.consume(data, now) || r.expire(now) {
 				return
+			}
+			if !r.started.IsZero() {
+				j.beginOnce.Do(func() { close(j.begun) })
 			}
 			continue
 		}
@@ -812,13 +950,22 @@ func (j *job) addPiece(line string, more bool) {
 func newJob(id, paneID, command string, started time.Time) *job {
 	return &job{id: id, paneID: paneID, command: command, started: started,
 		tail: pane.NewTailBuffer(jobTailLines, jobTailBytes), done: make(chan struct{}), keys: make(chan string, 1),
-		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1), recorded: make(chan struct{}), settled: make(chan struct{})}
+		reads: make(chan struct{}, 2), stepped: make(chan struct{}, 1), recorded: make(chan struct{}), settled: make(chan struct{}),
+		begun: make(chan struct{}), typingDone: make(chan struct{})}
 }
 
 // end records how the job ended, once: with the command's status, if it
 // is known, and a reason, if there is one to give.
 func (j *job) end(died bool, status *int, reason string) {
 	j.endAt(time.Now(), died, status, reason)
+}
+
+// endNeverRan ends a job whose command never ran, with the reason.
+func (j *job) endNeverRan(reason string) {
+	j.mu.Lock()
+	j.neverRan = !j.finished
+	j.mu.Unlock()
+	j.end(false, nil, reason)
 }
 
 // endAt is end, at a time already past.

@@ -34,8 +34,8 @@ func TestARunThatCouldNotBeTypedEndsWithItsPanesDeath(t *testing.T) {
 		reason string
 	}{
 		{gone, refused, true, "the pane was closed while the command was typed"},
-		{"%0", refused, false, "the command could not be typed: " + refused.Error()},
-		{gone, unanswered, false, "the command could not be typed: no answer"},
+		{"%0", refused, false, "the command could not be typed, so it never ran: " + refused.Error()},
+		{gone, unanswered, false, "the command could not be typed, so it never ran: no answer"},
 	} {
 		j := newJob("abcdef012345", tc.pane, "echo x", time.Now())
 		f.s.endUntyped(ctx, j, tc.err)

@@ -47,12 +47,20 @@ type Service struct {
 
 	keep *keeper // where jobs are kept for later tmcp processes; nil: nowhere
 
+	holdAt string        // the step TMCP_TEST_HOLD names; "": none (exits.go)
+	abort  chan struct{} // closed when tmcp, shutting down, gives up the typing in flight
+	shutMu sync.Mutex
+	shut   bool // shutting down: no run begins
+	// typingJobs are the jobs whose lines tmcp is typing (exits.go).
+	typingJobs map[*job]struct{}
+
 	closeOnce sync.Once
 }
 
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
-	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable(), ends: &reportedEnds{}}
+	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable(), ends: &reportedEnds{},
+		holdAt: holdStep(), abort: make(chan struct{}), typingJobs: map[*job]struct{}{}}
 	if hub != nil { // a Service that only clamps timeouts needs none
 		hub.OnKeys(s.keysSent)
 	}
@@ -123,9 +131,12 @@ func progress(fn func(elapsed time.Duration), start time.Time) (stop func()) {
 }
 
 // Close ends every job's bookkeeping; the commands themselves go on in
-// their panes.
+// their panes. The runs being typed are first finished or aborted, so
+// that no pane waits for more of them (settleTyping): Close takes up to
+// finishWait and abortWait for it.
 func (s *Service) Close() {
 	s.closeOnce.Do(func() {
+		s.settleTyping()
 		if s.keep != nil {
 			s.keep.close()
 		}

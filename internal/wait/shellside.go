@@ -94,9 +94,10 @@ func posixHelper(historyFirst bool) string {
 }
 
 // posixReader reads a command handed over (__tmcp_r) and runs it
-// (__tmcp_x).
+// (__tmcp_x). C-c, or an empty line (a person's Enter: tmcp hands over
+// none), ends the read with echo back on, and nothing runs.
 const posixReader = `;__tmcp_r(){ trap 'stty echo;trap - INT;return 130' INT;stty -echo;printf '\033]133;R;tmcp-%s\007' "$1";__tmcp_cmd=;` +
-	`while IFS= read -r __tmcp_l;do [ "$__tmcp_l" = . ]&&break;__tmcp_cmd=$__tmcp_cmd$__tmcp_l;done;stty echo;trap - INT;` +
+	`while IFS= read -r __tmcp_l;do [ "$__tmcp_l" = . ]&&break;[ -z "$__tmcp_l" ]&&{ __tmcp_cmd=;stty echo;trap - INT;return 130;};__tmcp_cmd=$__tmcp_cmd$__tmcp_l;done;stty echo;trap - INT;` +
 	`__tmcp_cmd=$(printf %b "$__tmcp_cmd");};__tmcp_x(){ (eval "$__tmcp_cmd");}`
 
 // posixEndOption has the helper leave a job's end in the pane's
@@ -165,7 +166,8 @@ const zshHistory = `;__tmcp_h(){ [[ $3 != - && -n $__tmcp_cmd ]]&&print -rs -- "
 
 // fishHelper: "__tmcp TOKEN" names the next command's job; fish's preexec
 // and postexec events mark its start and its end with $status. __tmcp_r
-// reads a command handed over through the terminal and names its job.
+// reads a command handed over through the terminal and names its job;
+// an empty line (a person's Enter) ends it, as C-c does, running nothing.
 // While a job runs, exit is __tmcp_exit (fishExit), unless the person has
 // an exit function of their own.
 const fishHelper = ` function __tmcp; set -g __tmcp_next $argv[1]; end` +
@@ -174,7 +176,7 @@ const fishHelper = ` function __tmcp; set -g __tmcp_next $argv[1]; end` +
 	`; function __tmcp_e --on-event fish_postexec; set -l s $status; set -q __tmcp_job; or return` +
 	`; set -q __tmcp_shadow; and functions -e exit; set -e __tmcp_shadow; set -q __tmcp_status; and set s $__tmcp_status; set -e __tmcp_status` +
 	`; printf '\e]133;E;%s;tmcp-%s\a' $s $__tmcp_job; __tmcp_k $__tmcp_job $s; set -e __tmcp_job; end` +
-	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while true; set -l l (head -n 1); test "$l" = .; and break; set -a parts $l; end; stty echo` +
+	`; function __tmcp_r; stty -echo; printf '\e]133;R;tmcp-%s\a' $argv[1]; set -l parts; while true; set -l l (head -n 1); test "$l" = .; and break; test -z "$l"; and begin; set -e __tmcp_cmd; stty echo; return 130; end; set -a parts $l; end; stty echo` +
 	`; set -g __tmcp_cmd (printf %b (string join '' $parts) | string collect); set -g __tmcp_next $argv[1]; end` +
 	fishExit
 
@@ -216,8 +218,12 @@ func bootstrapLine(f shellFamily, token string) string {
 	if f == fishShell {
 		return ` stty -echo; printf '\e]133;R;tmcp-` + token + `\a'; set -l __tmcp_l (head -n 1); stty echo; eval $__tmcp_l`
 	}
-	// C-c during the read must not leave the terminal without echo.
-	return ` trap 'stty echo' INT;stty -echo;printf '\033]133;R;tmcp-` + token + `\007';IFS= read -r __tmcp_l;stty echo;trap - INT;eval "$__tmcp_l"`
+	// C-c during the read must not leave the terminal without echo, nor
+	// the shell in the read (bash and zsh go on reading once a trap has
+	// run): the trap sends the shell its own SIGINT, untrapped, which ends
+	// the line. The line's opening is as it was: tmcp init's zsh snippet
+	// keeps it out of the history by it.
+	return ` trap 'stty echo' INT;stty -echo;printf '\033]133;R;tmcp-` + token + `\007';trap 'stty echo;trap - INT;kill -INT $$' INT;IFS= read -r __tmcp_l;stty echo;trap - INT;eval "$__tmcp_l"`
 }
 
 // readMark is the R mark of job token, as a command of the shell's.
