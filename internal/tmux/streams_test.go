@@ -615,7 +615,7 @@ func TestTheCommandClientTimesAPanesFirstOutputAfterEachReArm(t *testing.T) {
 		select {
 		case f := <-firsts:
 			got = append(got, f)
-		case <-time.After(5 * time.Second + rearmMax):
+		case <-time.After(5*time.Second + rearmMax):
 			t.Fatalf("%d first outputs of a pane writing every 10ms reached tmcp, want 4", len(got))
 		}
 	}
