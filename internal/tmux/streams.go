@@ -355,16 +355,21 @@ func (s *streamSet) mute(cc *controlClient, pane string, at time.Time) {
 		return // the client is gone
 	}
 	f.muted, f.mutedAt = true, at
-	switch {
-	case f.backoff == 0 || at.Sub(f.armedAt) >= rearmQuiet:
-		f.backoff = rearmFirst
-	default:
-		f.backoff = min(2*f.backoff, rearmMax)
-	}
+	f.backoff = nextBackoff(f.backoff, f.armedAt, at)
 	f.mutes++
 	n := f.mutes
 	time.AfterFunc(f.backoff, func() { s.rearm(cc, pane, f, n) })
 	s.flowCommand(cc, []string{"-A", pane + ":" + paneMute})
+}
+
+// nextBackoff is how long a pane muted by output at at stays muted, the
+// last mute having lasted last (0: none yet) and the re-arm after it come
+// at armed: twice as long while the pane writes as soon as it is re-armed.
+func nextBackoff(last time.Duration, armed, at time.Time) time.Duration {
+	if last == 0 || at.Sub(armed) >= rearmQuiet {
+		return rearmFirst
+	}
+	return min(2*last, rearmMax)
 }
 
 // rearm continues a pane muted by its n-th mute, if it is still muted so
