@@ -524,10 +524,12 @@ func (s *streamSet) commandOutput(cc *controlClient, ev OutputEvent) {
 		return
 	}
 	f := s.flow(cc, ev.Pane)
-	if ev.Paused || f.muted {
+	if f.muted {
 		s.mu.Unlock()
 		return
 	}
+	// A pause by tmux (the client fell behind) is a mute all the same,
+	// with nothing to keep: it is re-armed as one.
 	at := time.Now().Add(-ev.Age)
 	s.mute(cc, ev.Pane, at)
 	_, watched := s.watchers[ev.Pane]
