@@ -49,6 +49,7 @@ type Hub struct {
 	typedBytes map[string]int64
 	onKeys     []func(paneID string, keys []string, sentAt time.Time)
 	first      map[string]firstOutput // what unwatched panes wrote first
+	firstSwept time.Time              // when first was last swept of old outputs
 	observer   Observer
 	closed     bool
 }
