@@ -33,13 +33,13 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	floodMemory, floodWritten := floodLabels(cfg)
+	floodMemory, floodWritten, floodUnwatched := floodLabels(cfg)
 	want := []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList,
 		rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
 		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas,
 		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, rowListMany, rowListManyFormat,
 		busyLabel(cfg), rowBusyCPU, rowBusyMemory,
-		rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote, floodMemory, floodWritten}
+		rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote, floodMemory, floodWritten, floodUnwatched, floodServerLabel(cfg)}
 	got := map[string]row{}
 	for _, r := range rep.Rows {
 		got[r.Measurement] = r

@@ -152,7 +152,7 @@ func boxChart(title string, bs []box) *plot.Plot {
 // floodPlots draws the flood's two figures, or returns nil if its rows
 // were not measured.
 func floodPlots(rep report, cfg config) []*plot.Plot {
-	memLabel, writtenLabel := floodLabels(cfg)
+	memLabel, writtenLabel, _ := floodLabels(cfg)
 	var mem, written *row
 	for i, r := range rep.Rows {
 		switch {

@@ -22,7 +22,7 @@ func spread(base time.Duration, n int) []time.Duration {
 // chartReport is a report with a few rows of each chart.
 func chartReport(cfg config) report {
 	list := summarise(spread(300*time.Microsecond, 20))
-	memory, written := floodLabels(cfg)
+	memory, written, _ := floodLabels(cfg)
 	return report{TmuxVersion: "tmux 3.3a", Iterations: 20, Rows: []row{
 		durationRow(rowListControl, unitMs, list, ptr(summarise(spread(20*time.Microsecond, 20)))),
 		durationRow(rowListProcess, unitMs, list, ptr(summarise(spread(2*time.Millisecond, 20)))),

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -86,12 +87,21 @@ const (
 	rowBusyMemory           = "tmcp peak RSS after those rounds (floor: tmcp's before them)"
 )
 
-// floodLabels are the labels of the flood's rows: tmcp's memory, and how
-// long the flood took to write.
-func floodLabels(cfg config) (memory, written string) {
+// floodLabels are the labels of the flood's rows: tmcp's memory, how
+// long the flood took to write with tmcp waiting on the pane, and with
+// tmcp carrying its session but not watching it.
+func floodLabels(cfg config) (memory, written, unwatched string) {
 	flood := megabytes(cfg.floodBytes) + " flood of " + floodKind(cfg)
 	return "tmcp peak RSS, " + flood + " (floor: bare control client's)",
-		flood + " written, tmcp waiting (floor: nobody watching)"
+		flood + " written, tmcp waiting (floor: nobody watching)",
+		flood + " written, tmcp carrying the session, not watching the pane (floor: no tmcp)"
+}
+
+// floodServerLabel is the label of the row of tmux's own CPU time over
+// the flood with tmcp carrying the session but not watching the pane.
+func floodServerLabel(cfg config) string {
+	return "tmux server CPU, " + megabytes(cfg.floodBytes) + " flood of " + floodKind(cfg) +
+		", tmcp carrying the session, not watching the pane (floor: no tmcp)"
 }
 
 // config is the benchmark's command line.
@@ -105,6 +115,7 @@ type config struct {
 	busyPanes             int  // busy panes in each
 	json                  bool
 	charts                string // directory to write the SVG charts into; "": none
+	only                  string // measure only the groups with a row whose label holds it; "": all
 }
 
 func main() {
@@ -137,6 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
 	fs.StringVar(&cfg.charts, "charts", "", "also write the charts ("+latencyChart+", "+scaleChart+", "+floodChart+") as SVG into `DIR`")
 	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
+	fs.StringVar(&cfg.only, "only", "", "measure only the groups of rows one of whose labels holds `TEXT`")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -260,9 +272,22 @@ type group struct {
 	measure func(context.Context) error
 }
 
+// chosen reports whether -only picks a group.
+func (b *bench) chosen(g group) bool {
+	if b.cfg.only == "" {
+		return true
+	}
+	for _, label := range g.labels {
+		if strings.Contains(label, b.cfg.only) {
+			return true
+		}
+	}
+	return false
+}
+
 // measure runs every group and returns the rows in table order.
 func (b *bench) measure(ctx context.Context) []row {
-	floodMemory, floodWritten := floodLabels(b.cfg)
+	floodMemory, floodWritten, floodUnwatched := floodLabels(b.cfg)
 	groups := []group{
 		{[]string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList}, b.basics},
 		{[]string{rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun}, b.runCommand},
@@ -274,11 +299,14 @@ func (b *bench) measure(ctx context.Context) []row {
 		{[]string{rowListMany, rowListManyFormat}, b.listMany},
 		{[]string{busyLabel(b.cfg), rowBusyCPU, rowBusyMemory}, b.busyReaction},
 		{[]string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
-		{[]string{floodMemory, floodWritten}, b.flood},
+		{[]string{floodMemory, floodWritten, floodUnwatched, floodServerLabel(b.cfg)}, b.flood},
 	}
 	var rows []row
 	var gone error // set once the tmux server has died
 	for _, g := range groups {
+		if !b.chosen(g) {
+			continue
+		}
 		err := ctx.Err()
 		switch {
 		case gone != nil:

@@ -77,6 +77,11 @@ type notes struct {
 	// FloodReplySeconds is how long after the flood was written tmcp's
 	// wait for the line after it answered.
 	FloodReplySeconds float64 `json:"floodTmcpReplyAfterEndSeconds"`
+	// FloodFreeRuns and FloodUnwatchedRuns are the seconds each run of
+	// the flood took with no tmcp and with tmcp carrying the pane's
+	// session but not watching the pane, in the order run (by turns).
+	FloodFreeRuns      []float64 `json:"floodNoTmcpRunsSeconds,omitempty"`
+	FloodUnwatchedRuns []float64 `json:"floodTmcpNotWatchingRunsSeconds,omitempty"`
 	// ManyHTTPP99Ms is the 99th percentile of the replies to the sessions
 	// waiting together over HTTP, of ManyHTTPReplies replies.
 	ManyHTTPP99Ms   float64 `json:"manyHttpSessionsP99Ms"`
@@ -233,6 +238,10 @@ func writeTable(w io.Writer, rep report) error {
 			"  The same flood streamed by a bare control client (output on, read by this program): written in %.3f s,\n"+
 			"  that client's own peak RSS %.1f MiB.\n",
 			n.FloodReplySeconds, n.TmcpRestMiB, n.FloodControlSeconds, n.FloodControlMiB)
+	}
+	if len(n.FloodFreeRuns) > 0 {
+		fmt.Fprintf(w, "- Flood runs, by turns: no tmcp %v s; tmcp carrying the session, not watching the pane %v s.\n",
+			n.FloodFreeRuns, n.FloodUnwatchedRuns)
 	}
 	if n.ManyHTTPReplies > 0 {
 		fmt.Fprintf(w, "- %d HTTP sessions waiting on one pane: p99 of %d replies %.3f ms after the write.\n",

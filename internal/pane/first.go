@@ -18,7 +18,14 @@ const maxFirstOutput = 64 << 10
 // each leave theirs behind.
 const firstOutputKept = time.Minute
 
-// noteFirstOutput keeps an unwatched pane's first output.
+// firstOutputSweep is how often at most the first outputs nobody took are
+// swept for those past firstOutputKept: a pane is re-armed, and its first
+// output noted again, up to four times a second, and a sweep looks at
+// every pane's.
+const firstOutputSweep = 10 * time.Second
+
+// noteFirstOutput keeps an unwatched pane's first output since it was
+// last re-armed, in place of the one before.
 func (h *Hub) noteFirstOutput(paneID string, data []byte, at time.Time) {
 	if len(data) > maxFirstOutput {
 		data = data[:maxFirstOutput]
@@ -28,6 +35,10 @@ func (h *Hub) noteFirstOutput(paneID string, data []byte, at time.Time) {
 	if h.panes[paneID] == nil {
 		h.first[paneID] = firstOutput{at: at, data: data}
 	}
+	if at.Sub(h.firstSwept) < firstOutputSweep {
+		return
+	}
+	h.firstSwept = at
 	for id, f := range h.first {
 		if at.Sub(f.at) > firstOutputKept {
 			delete(h.first, id)

@@ -34,3 +34,17 @@ func TestTheFirstOutputIsKeptForAWhileAndTakenOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestEachReArmsFirstOutputReplacesThePanesEarlierOne: a pane re-armed
+// after its first output notes its next one with its own time, which a
+// stream begun then is seeded with.
+func TestEachReArmsFirstOutputReplacesThePanesEarlierOne(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	h := &Hub{panes: map[string]*watched{}, first: map[string]firstOutput{}}
+	h.noteFirstOutput("%0", []byte("first"), t0)
+	later := t0.Add(300 * time.Millisecond)
+	h.noteFirstOutput("%0", []byte("after the re-arm"), later)
+	if f, ok := h.takeFirstOutput("%0"); !ok || string(f.data) != "after the re-arm" || !f.at.Equal(later) {
+		t.Errorf("takeFirstOutput = %q at %v (%v), want the re-arm's output at %v", f.data, f.at, ok, later)
+	}
+}

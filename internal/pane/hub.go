@@ -50,6 +50,7 @@ type Hub struct {
 	onKeys     []func(paneID string, keys []string, sentAt time.Time)
 	first      map[string]firstOutput // what unwatched panes wrote first
 	expected   map[string]ShellStart  // shells tmcp started with their integration loaded
+	firstSwept time.Time              // when first was last swept of old outputs
 	observer   Observer
 	closed     bool
 }

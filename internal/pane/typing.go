@@ -9,9 +9,28 @@ import (
 	"github.com/tmcp/tmcp/internal/tmux"
 )
 
-// Typing into a pane is done here and only here: each method records what
-// the pane will echo, then sends it, so a wait never takes the echo of
-// tmcp's own typing for output, and the count of bytes typed stays true.
+// Typing into a pane is done here and only here: each method takes the
+// pane's stream, records what the pane will echo, then sends it, so a
+// wait never takes the echo of tmcp's own typing for output, the count of
+// bytes typed stays true, and the wait that follows typing finds the pane
+// streamed: it counts from the instant its call arrives, with no screen
+// read to race the pane's answer to the keys.
+
+// typedLinger keeps a pane streamed after tmcp typed into it, as a run
+// keeps its pane: what the keys make the pane write is read as it comes,
+// for the wait or read that usually follows.
+const typedLinger = 30 * time.Second
+
+// follow takes the stream of a pane about to be typed into, for
+// typedLinger, and returns once tmux sends the pane's output to tmcp: the
+// keys, sent after, reach tmux after that. A pane that cannot be streamed
+// is typed into all the same; tmux's answer to the keys says what is
+// wrong with it.
+func (h *Hub) follow(ctx context.Context, paneID string) {
+	if _, release, err := h.Acquire(ctx, paneID, typedLinger); err == nil {
+		release()
+	}
+}
 
 // Type types text into a pane literally (no key names), followed by Enter
 // when enter is set. Text and Enter go in one tmux command, so nothing
@@ -24,6 +43,7 @@ func (h *Hub) Type(ctx context.Context, paneID, text string, enter bool) error {
 	if keys == "" {
 		return nil
 	}
+	h.follow(ctx, paneID)
 	h.typed(ctx, paneID, text, len(keys))
 	return h.tc.SendKeys(ctx, paneID, true, keys)
 }
@@ -35,6 +55,7 @@ func (h *Hub) Type(ctx context.Context, paneID, text string, enter bool) error {
 // is: no binding, abbreviation or macro acts on its characters. It counts
 // as [Hub.Type] does: the text, and one byte for Enter.
 func (h *Hub) TypePasted(ctx context.Context, paneID, lead, text string) error {
+	h.follow(ctx, paneID)
 	h.typed(ctx, paneID, lead+text, len(lead)+len(text)+1)
 	return h.tc.SendKeys(ctx, paneID, true, lead+pasteStart+text+pasteEnd+"\r")
 }
@@ -45,6 +66,7 @@ func (h *Hub) TypePasted(ctx context.Context, paneID, lead, text string) error {
 // inserts the text as it is, whatever it binds to its characters; to one
 // that did not, the text is typed. It counts as [Hub.Type] does.
 func (h *Hub) PasteLine(ctx context.Context, paneID, text string) error {
+	h.follow(ctx, paneID)
 	h.typed(ctx, paneID, text, len(text)+1)
 	if err := h.tc.Paste(ctx, paneID, text, true); err != nil {
 		return err
@@ -72,6 +94,7 @@ func (h *Hub) Keys(ctx context.Context, paneID string, keys ...string) error {
 			n++
 		}
 	}
+	h.follow(ctx, paneID)
 	h.typed(ctx, paneID, strings.Join(runs, "\n"), n)
 	sentAt := time.Now()
 	if err := h.tc.SendKeys(ctx, paneID, false, keys...); err != nil {
@@ -89,6 +112,7 @@ func (h *Hub) Keys(ctx context.Context, paneID string, keys ...string) error {
 // Paste pastes text into a pane through a private tmux buffer. With
 // bracketed, programs that asked for bracketed paste receive it as one.
 func (h *Hub) Paste(ctx context.Context, paneID, text string, bracketed bool) error {
+	h.follow(ctx, paneID)
 	h.typed(ctx, paneID, text, len(text))
 	return h.tc.Paste(ctx, paneID, text, bracketed)
 }
@@ -100,6 +124,7 @@ func (h *Hub) PasteBuffer(ctx context.Context, paneID, name string, size int, br
 	if err != nil {
 		return fmt.Errorf("reading buffer %q to paste it: %w", name, err)
 	}
+	h.follow(ctx, paneID)
 	h.typed(ctx, paneID, text, len(text))
 	return h.tc.PasteBuffer(ctx, name, paneID, bracketed, false)
 }

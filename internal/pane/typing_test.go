@@ -2,6 +2,7 @@ package pane
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -81,5 +82,52 @@ func TestEveryWayOfTypingRecordsTheEchoAndCountsTheBytes(t *testing.T) {
 		return true
 	}) {
 		t.Errorf("pane %%0 never showed the output of all four commands %q:\n%s", want, srv.Must("capture-pane", "-p", "-t", "%0"))
+	}
+}
+
+// TestEveryWayOfTypingStreamsThePaneFirst types into fresh panes, each of
+// a session of its own that no client of tmcp's carries, in each way the
+// hub offers: each pane is streamed when the call returns, nobody holding
+// its stream but its linger, and the stream holds the pane's echo of the
+// keys, so it was live before tmux had them.
+func TestEveryWayOfTypingStreamsThePaneFirst(t *testing.T) {
+	srv := tmuxtest.New(t)
+	h := newHub(t, srv)
+	ctx := context.Background()
+	srv.Must("set-buffer", "-b", "tmcp-test", "echo bu''ffered")
+	cases := []struct {
+		name string
+		typ  func(pane string) error
+		echo string // what the pane's shell echoes of the keys
+	}{
+		{"Type", func(p string) error { return h.Type(ctx, p, "echo ty''ped", false) }, "echo ty''ped"},
+		{"Keys", func(p string) error { return h.Keys(ctx, p, "echo ke''yed") }, "echo ke''yed"},
+		{"Paste", func(p string) error { return h.Paste(ctx, p, "echo pa''sted", false) }, "echo pa''sted"},
+		{"PasteBuffer", func(p string) error { return h.PasteBuffer(ctx, p, "tmcp-test", len("echo bu''ffered"), false) }, "echo bu''ffered"},
+		{"TypePasted", func(p string) error { return h.TypePasted(ctx, p, "", "echo tp''asted") }, "tp''asted"},
+		{"PasteLine", func(p string) error { return h.PasteLine(ctx, p, "echo pl''ine") }, "echo pl''ine"},
+	}
+	for i, c := range cases {
+		pane := strings.TrimSpace(srv.Must("new-session", "-d", "-s", fmt.Sprintf("typed%d", i), "-P", "-F", "#{pane_id}", "sh"))
+		if !tmuxtest.WaitFor(5*time.Second, func() bool { return strings.Contains(srv.Must("capture-pane", "-p", "-t", pane), "#") }) {
+			t.Fatalf("%s: pane %s never showed its prompt", c.name, pane)
+		}
+		if err := c.typ(pane); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		s := h.Stream(pane)
+		if s == nil {
+			t.Fatalf("%s: pane %s is not streamed after typing", c.name, pane)
+		}
+		if n := h.Holders(pane); n != 0 {
+			t.Errorf("%s: %d holders of pane %s's stream, want none (it lingers)", c.name, n, pane)
+		}
+		if !tmuxtest.WaitFor(5*time.Second, func() bool {
+			data, _, _ := s.ReadFrom(0, 0)
+			return strings.Contains(string(data), c.echo)
+		}) {
+			data, _, _ := s.ReadFrom(0, 0)
+			t.Errorf("%s: pane %s's stream holds %q, not the echo %q of the keys", c.name, pane, data, c.echo)
+		}
 	}
 }

@@ -281,10 +281,9 @@ func (c *Client) control(ctx context.Context) (*controlClient, error) {
 		c.mu.Unlock()
 
 		var self atomic.Pointer[controlClient]
-		muted := map[string]bool{} // only its reader touches it
 		route := c.streams.routeCommand
 		ctl, err := c.attach(ctx, "", commandClientFlags, func(ev OutputEvent) {
-			route(self.Load(), muted, ev)
+			route(self.Load(), ev)
 		})
 		self.Store(ctl)
 

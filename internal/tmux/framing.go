@@ -137,6 +137,9 @@ func (p *replyParser) closeBlock(failed bool) {
 		p.state = p.foreignThen
 	case stateReply:
 		p.current.body, p.current.failed = p.body, failed
+		if len(p.current.args) > 0 && p.current.args[0] == "refresh-client" {
+			p.current.body = p.flowNotices(p.body)
+		}
 		p.body, p.state = nil, stateAwaitCheck
 	case stateCheck:
 		ok := !failed && len(p.body) == 1 && p.body[0] == p.current.sentinel
@@ -154,6 +157,23 @@ func (p *replyParser) closeBlock(failed bool) {
 			p.state = stateHunt
 		}
 	}
+}
+
+// flowNotices takes out of a refresh-client reply's body the %pause and
+// %continue lines tmux wrote as the command paused or continued a pane of
+// the client that runs it, to be dispatched in their place, once the
+// reply is verified (held); it returns the rest. Such a reply holds no
+// other text, so none can pass for them.
+func (p *replyParser) flowNotices(body []string) []string {
+	rest := body[:0:0]
+	for _, line := range body {
+		if n := parseNotification([]byte(line)); n.kind == linePause || n.kind == lineContinue {
+			p.held = append(p.held, n)
+			continue
+		}
+		rest = append(rest, line)
+	}
+	return rest
 }
 
 // finish completes the current request and returns to idle.

@@ -177,6 +177,31 @@ func TestReplyParserFraming(t *testing.T) {
 			t.Fatalf("got done=%v err=%v", done(r), r.err)
 		}
 	})
+	notices := []struct {
+		name   string
+		args   []string
+		body   []string
+		want   []OutputEvent
+		wanted []string // the body left to the caller
+	}{
+		{"a refresh-client's own pause and continue", []string{"refresh-client", "-A", "%3:pause", "-A", "%3:continue"},
+			[]string{"%pause %3", "%continue %3"}, []OutputEvent{{Pane: "%3", Paused: true}, {Pane: "%3", Continued: true}}, nil},
+		{"a capture's text is never one", []string{"capture-pane", "-p"},
+			[]string{"%pause %3", "%continue %3"}, nil, []string{"%pause %3", "%continue %3"}},
+	}
+	for _, tt := range notices {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newParserHarness()
+			r := h.send(tt.args...)
+			h.feed(reply(r, 5, tt.body...)...)
+			if !done(r) || r.err != nil || strings.Join(r.body, "\n") != strings.Join(tt.wanted, "\n") {
+				t.Fatalf("got done=%v err=%v body=%q, want body %q", done(r), r.err, r.body, tt.wanted)
+			}
+			if fmt.Sprint(h.events) != fmt.Sprint(tt.want) {
+				t.Fatalf("events %+v, want %+v", h.events, tt.want)
+			}
+		})
+	}
 	forged := map[string][]string{
 		"a foreign block swallowing the sentinel": {"%end 100 5 1", "%begin 100 9 0", "x"},
 		"end then text":             {"line", "%end 100 5 1", "more"},

@@ -34,6 +34,19 @@ const (
 	commandClientFlags = "ignore-size,pause-after=1"
 )
 
+// A pane nobody watches is paused at its first output, so that what it
+// writes costs it nothing, and continued again (re-armed) after a backoff,
+// so that tmcp learns when it next writes: rearmFirst after a pause, then
+// twice as long each time the pane writes within rearmQuiet of being
+// continued, up to rearmMax; once it has been quiet that long, rearmFirst
+// again. A pane that floods thus passes tmcp one piece of output every
+// rearmMax.
+const (
+	rearmFirst = 250 * time.Millisecond
+	rearmMax   = 8 * time.Second
+	rearmQuiet = time.Second
+)
+
 // streamSet holds the control clients that carry pane output: one per
 // session that has a watched pane, since tmux sends %output to a client
 // only for panes of the session it is attached to. Panes nobody watches are
@@ -52,7 +65,7 @@ type streamSet struct {
 	route func(session string, cc *controlClient, ev OutputEvent)
 	// routeCommand takes each event of the command client:
 	// commandOutput, which tests wrap likewise.
-	routeCommand func(cc *controlClient, muted map[string]bool, ev OutputEvent)
+	routeCommand func(cc *controlClient, ev OutputEvent)
 	// choosing holds a token while an output client is found or attached,
 	// so that two watches in one session share one client.
 	choosing chan struct{}
@@ -150,6 +163,27 @@ type paneFlow struct {
 	muted     bool   // paused by tmcp, for nobody watches it
 	continues uint64 // continues sent
 	continued uint64 // %continue lines read
+	// mutedAt is when the pane wrote what got it muted (or when a watch
+	// of it ended); armedAt when tmux last continued it after a mute (its
+	// %continue read): between the two, what it wrote never reached tmcp.
+	mutedAt, armedAt time.Time
+	// backoff is how long the current mute lasts before the re-arm;
+	// mutes counts them, so that a re-arm due for an earlier mute
+	// does nothing.
+	backoff time.Duration
+	mutes   uint64
+}
+
+// pausedAt reports whether tmcp had the pane's output to its client
+// paused at t, so that what the pane wrote then never reached tmcp.
+func (f *paneFlow) pausedAt(t time.Time) bool {
+	if f.armedAt.After(t) {
+		return true // continued after t, so paused at t
+	}
+	if f.muted || f.continued < f.continues {
+		return !f.mutedAt.After(t)
+	}
+	return false
 }
 
 type watcher struct {
@@ -312,15 +346,77 @@ func continueArgs(pane string, paused bool) []string {
 	return []string{"-A", pane + ":" + paneMute, "-A", pane + ":" + paneResume}
 }
 
-// mute posts a mute of a pane nobody watches on its output client; s.mu
-// is held.
-func (s *streamSet) mute(cc *controlClient, pane string) {
+// mute posts a mute of a pane nobody watches on client cc (an output
+// client, or the command client), whose output that got it muted came at
+// at, and has it re-armed after its backoff; s.mu is held.
+func (s *streamSet) mute(cc *controlClient, pane string, at time.Time) {
 	f := s.flow(cc, pane)
 	if f == nil {
 		return // the client is gone
 	}
-	f.muted = true
+	f.muted, f.mutedAt = true, at
+	f.backoff = nextBackoff(f.backoff, f.armedAt, at)
+	f.mutes++
+	n := f.mutes
+	time.AfterFunc(f.backoff, func() { s.rearm(cc, pane, f, n) })
 	s.flowCommand(cc, []string{"-A", pane + ":" + paneMute})
+}
+
+// nextBackoff is how long a pane muted by output at at stays muted, the
+// last mute having lasted last (0: none yet) and the re-arm after it come
+// at armed: twice as long while the pane writes as soon as it is re-armed.
+func nextBackoff(last time.Duration, armed, at time.Time) time.Duration {
+	if last == 0 || at.Sub(armed) >= rearmQuiet {
+		return rearmFirst
+	}
+	return min(2*last, rearmMax)
+}
+
+// rearm continues a pane muted by its n-th mute, if it is still muted so
+// and nobody watches it: its next output is taken as its first again.
+// The command client leaves its session's panes muted once an output
+// client carries them there.
+func (s *streamSet) rearm(cc *controlClient, pane string, f *paneFlow, n uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flows[cc][pane] != f || !f.muted || f.mutes != n || s.watchers[pane] != nil || !cc.alive() {
+		return
+	}
+	if out := s.clients[cc.sessionID()]; out != cc && out != nil && out.alive() {
+		return
+	}
+	s.continuePane(cc, pane, true)
+}
+
+// continued notes a %continue of a pane read on cc; s.mu is held.
+func (s *streamSet) continued(cc *controlClient, pane string) {
+	if f := s.flow(cc, pane); f != nil {
+		f.continued++
+		if f.continued == f.continues && !f.muted {
+			f.armedAt = time.Now()
+		}
+	}
+}
+
+// PausedAt reports whether tmcp had a pane's output paused at time t on
+// every client of its that carries the pane (paused at its first output,
+// or by the end of a watch, and not yet re-armed): the pane may then have
+// written around t without tmcp knowing when. A pane no client of tmcp's
+// carries is not known to be paused.
+func (c *Client) PausedAt(pane string, t time.Time) bool {
+	s := c.streams
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	paused := false
+	for _, flows := range s.flows {
+		if f := flows[pane]; f != nil {
+			if !f.pausedAt(t) {
+				return false
+			}
+			paused = true
+		}
+	}
+	return paused
 }
 
 // HoldOutput pauses (hold) or continues the output of a streamed pane to
@@ -401,23 +497,46 @@ func (s *streamSet) client(ctx context.Context, session string) (*controlClient,
 
 // commandOutput takes an event of the command client. That client carries
 // the output of the panes of its own session until each first writes, and
-// then mutes the pane: so the first thing a pane nobody streams writes is
-// known, and when, from the moment tmcp attached — which is what tells a
-// wait that begins on such a pane whether a line came after the call, when
-// the screen alone cannot (it shows the line, not when it came). muted is
-// the panes it has muted; the client's reader is the only one to use it.
-func (s *streamSet) commandOutput(cc *controlClient, muted map[string]bool, ev OutputEvent) {
-	if ev.Layout || ev.Paused || ev.Continued || cc == nil || muted[ev.Pane] {
+// then mutes the pane, and re-arms it after a while (see rearmFirst): so
+// what a pane nobody streams writes first after each re-arm is known, and
+// when, from the moment tmcp attached — which is what tells a wait that
+// begins on such a pane whether a line came after the call, when the
+// screen alone cannot (it shows the line, not when it came). It runs on
+// the client's reader.
+func (s *streamSet) commandOutput(cc *controlClient, ev OutputEvent) {
+	if ev.Layout || cc == nil {
 		return
 	}
-	muted[ev.Pane] = true
-	cc.post("refresh-client", "-A", ev.Pane+":"+paneMute)
 	s.mu.Lock()
+	if s.flows[cc] == nil {
+		// Its reader is the only caller, so the client ends after this.
+		s.flows[cc] = map[string]*paneFlow{}
+		go func() {
+			<-cc.done
+			s.mu.Lock()
+			delete(s.flows, cc)
+			s.mu.Unlock()
+		}()
+	}
+	if ev.Continued {
+		s.continued(cc, ev.Pane)
+		s.mu.Unlock()
+		return
+	}
+	f := s.flow(cc, ev.Pane)
+	if f.muted {
+		s.mu.Unlock()
+		return
+	}
+	// A pause by tmux (the client fell behind) is a mute all the same,
+	// with nothing to keep: it is re-armed as one.
+	at := time.Now().Add(-ev.Age)
+	s.mute(cc, ev.Pane, at)
 	_, watched := s.watchers[ev.Pane]
 	first := s.onUnwatched
 	s.mu.Unlock()
 	if !watched && first != nil && len(ev.Data) > 0 {
-		first(ev.Pane, append([]byte(nil), ev.Data...), time.Now().Add(-ev.Age))
+		first(ev.Pane, append([]byte(nil), ev.Data...), at)
 	}
 }
 
@@ -435,9 +554,7 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	s.mu.Lock()
 	if ev.Continued {
-		if f := s.flow(cc, ev.Pane); f != nil {
-			f.continued++
-		}
+		s.continued(cc, ev.Pane)
 		s.mu.Unlock()
 		return
 	}
@@ -449,15 +566,16 @@ func (s *streamSet) deliver(session string, cc *controlClient, ev OutputEvent) {
 	}
 	if w == nil || w.session != session {
 		var first func(string, []byte, time.Time)
+		at := time.Now().Add(-ev.Age)
 		if f := s.flow(cc, ev.Pane); f != nil && !f.muted {
 			// Posted under s.mu, so a watch that resumes the pane after
 			// this (under s.mu too) follows the mute.
-			s.mute(cc, ev.Pane)
+			s.mute(cc, ev.Pane, at)
 			first = s.onUnwatched
 		}
 		s.mu.Unlock()
 		if first != nil && len(ev.Data) > 0 && !ev.Paused {
-			first(ev.Pane, append([]byte(nil), ev.Data...), time.Now().Add(-ev.Age))
+			first(ev.Pane, append([]byte(nil), ev.Data...), at)
 		}
 		return
 	}
@@ -525,7 +643,7 @@ func (s *streamSet) unwatch(pane string, w *watcher) {
 	}
 	delete(s.watchers, pane)
 	if w.client != nil {
-		s.mute(w.client, pane)
+		s.mute(w.client, pane, time.Now())
 	}
 	s.mu.Unlock()
 }

@@ -211,16 +211,21 @@ func TestPostedCommandsAreNeverDropped(t *testing.T) {
 // TestAnUnwatchedPaneIsMutedAtItsFirstOutput: tmux sends an output client
 // the output of every pane of its session; a sibling of the watched pane
 // that nobody watches must stop reaching tmcp after its first output, so
-// that tmux does not hold it back for a reader that drops it.
+// that tmux does not hold it back for a reader that drops it, until tmcp
+// re-arms it for a piece more (its %continue), at most twice in the half
+// second after the first re-arm.
 func TestAnUnwatchedPaneIsMutedAtItsFirstOutput(t *testing.T) {
 	srv := tmuxtest.New(t)
 	srv.Must("split-window", "-d", "-t", "main", "sh")
 	c := newClient(t, srv)
-	var sibling atomic.Int64
+	var sibling, rearms atomic.Int64
 	deliver := c.streams.route
 	c.streams.route = func(session string, cc *controlClient, ev OutputEvent) {
-		if ev.Pane == "%1" && len(ev.Data) > 0 {
+		switch {
+		case ev.Pane == "%1" && len(ev.Data) > 0:
 			sibling.Add(1)
+		case ev.Pane == "%1" && ev.Continued:
+			rearms.Add(1)
 		}
 		deliver(session, cc, ev)
 	}
@@ -229,20 +234,25 @@ func TestAnUnwatchedPaneIsMutedAtItsFirstOutput(t *testing.T) {
 	if !tmuxtest.WaitFor(3*time.Second, func() bool { return sibling.Load() > 0 }) {
 		t.Fatal("the unwatched pane's first output never reached the output client")
 	}
-	// The point of both sleeps: an absence. Output already on its way may
-	// still arrive in the first; none may in the next 500 ms.
-	time.Sleep(300 * time.Millisecond)
-	settled := sibling.Load()
+	if !tmuxtest.WaitFor(3*time.Second, func() bool { return rearms.Load() > 0 }) {
+		t.Fatal("the unwatched pane was never re-armed")
+	}
+	settled, armed := sibling.Load(), rearms.Load()
 	lines := func() string {
 		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}"))
 	}
 	before := lines()
+	// The point of the sleep: an absence, over half a second of output
+	// every 10 ms (some 50 pieces, were the pane not muted).
 	time.Sleep(500 * time.Millisecond)
 	if after := lines(); after == before {
 		t.Fatalf("the unwatched pane stopped writing (history %s lines, then %s): the test proves nothing", before, after)
 	}
-	if n := sibling.Load(); n != settled {
-		t.Errorf("the unwatched pane's output kept reaching tmcp: %d events, then %d more in 500ms", settled, n-settled)
+	const perRearm = 10 // pieces that may come before a re-arm's mute takes effect
+	n, r := sibling.Load()-settled, rearms.Load()-armed
+	if r > 2 || n > perRearm*(r+1) {
+		t.Errorf("the unwatched pane's output kept reaching tmcp: %d events in 500ms over %d more re-arms, want at most %d per re-arm and 2 re-arms",
+			n, r, perRearm)
 	}
 }
 
@@ -339,25 +349,34 @@ func TestAPauseIsReportedAndTheStreamResumed(t *testing.T) {
 	}
 }
 
-// TestAnUnwatchedFloodingPaneSendsNothingOnceMuted floods a pane nobody
+// TestAnUnwatchedFloodingPaneSendsNothingWhileMuted floods a pane nobody
 // watches, in a session whose output tmcp carries because a sibling pane is
 // watched, and counts the %output lines of the flooding pane reaching the
 // output client. Its first line gets it muted; lines tmux wrote before the
 // mute reached it still arrive, ahead of the reply to any command on that
 // client sent once the mute was done (tmux answers in order). After that
-// reply: zero lines, while the pane goes on writing.
-func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
+// reply, none until tmcp re-arms the pane (its %continue), and re-arms
+// spaced by a backoff that doubles while the pane floods.
+func TestAnUnwatchedFloodingPaneSendsNothingWhileMuted(t *testing.T) {
 	srv := tmuxtest.New(t)
 	srv.Must("split-window", "-d", "-t", "main", "sh")
 	// The flood runs before tmcp carries the session and until the test
 	// ends: the pane writes as fast as it can.
 	srv.Must("send-keys", "-t", "%1", "yes flood-line-of-some-length", "Enter")
 	c := newClient(t, srv)
-	var lines atomic.Int64
+	var lines, stray, rearms atomic.Int64
+	var settled atomic.Bool
 	deliver := c.streams.route
 	c.streams.route = func(session string, cc *controlClient, ev OutputEvent) {
-		if ev.Pane == "%1" && !ev.Paused && !ev.Layout {
+		switch {
+		case ev.Pane != "%1" || ev.Layout:
+		case ev.Continued && settled.Load():
+			rearms.Add(1)
+		case !ev.Paused && !ev.Continued:
 			lines.Add(1)
+			if settled.Load() && rearms.Load() == 0 {
+				stray.Add(1)
+			}
 		}
 		deliver(session, cc, ev)
 	}
@@ -378,7 +397,8 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 	// The barrier: the mute goes through the command client where there
 	// is one, so a reply there says tmux has handled it; once a reply on
 	// cc is read after that, every line tmux wrote before the mute has
-	// been routed.
+	// been routed. (Within rearmFirst of the mute, or the test proves
+	// nothing: a re-arm before the barrier is reported below.)
 	if ctl := c.attachedControl(); ctl != nil {
 		if _, err := ctl.run(context.Background(), []string{"display-message", "-p", "barrier"}); err != nil {
 			t.Fatal(err)
@@ -387,6 +407,7 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 	if _, err := cc.run(context.Background(), []string{"display-message", "-p", "barrier"}); err != nil {
 		t.Fatal(err)
 	}
+	settled.Store(true)
 	inFlight := lines.Load()
 	history := func() string {
 		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}:#{cursor_y}"))
@@ -399,10 +420,15 @@ func TestAnUnwatchedFloodingPaneSendsNothingOnceMuted(t *testing.T) {
 	if end := history(); end == start {
 		t.Fatalf("the pane stopped writing (history and cursor %s, then %s): the test proves nothing", start, end)
 	}
-	if n := lines.Load() - inFlight; n != 0 {
-		t.Errorf("the muted pane sent %d %%output lines once its mute was in force, want 0 (%d came before)", n, inFlight)
+	if n := stray.Load(); n != 0 {
+		t.Errorf("the muted pane sent %d %%output lines once its mute was in force and before it was re-armed, want 0 (%d came before)", n, inFlight)
 	}
-	t.Logf("%%output lines before the mute took effect: %d, the first among them", inFlight)
+	// Re-armed rearmFirst after the mute, then twice as long after: at
+	// most two re-arms within a second.
+	if n := rearms.Load(); n == 0 || n > 2 {
+		t.Errorf("the flooding pane was re-armed %d times in a second, want 1 or 2 (after %v, then %v)", n, rearmFirst, 2*rearmFirst)
+	}
+	t.Logf("%%output lines before the mute took effect: %d; in the second after: %d over %d re-arms", inFlight, lines.Load()-inFlight, rearms.Load())
 }
 
 // TestGonePanesAreForgotten: each pane that wrote in a carried session
@@ -556,21 +582,15 @@ func TestOutputClientFlagIsThePauseAfter(t *testing.T) {
 	}
 }
 
-// TestTheCommandClientTimesAPanesFirstOutputThenMutesIt: the client
+// TestTheCommandClientTimesAPanesFirstOutputAfterEachReArm: the client
 // commands go through hands on the first output of each pane of its
-// session, with its time, and tmux sends it nothing more of that pane.
-func TestTheCommandClientTimesAPanesFirstOutputThenMutesIt(t *testing.T) {
+// session, with its time, mutes the pane, and continues it after a
+// backoff that doubles while the pane keeps writing: each first output
+// comes at least that long after the one before.
+func TestTheCommandClientTimesAPanesFirstOutputAfterEachReArm(t *testing.T) {
 	srv := tmuxtest.New(t)
 	srv.Must("split-window", "-d", "-t", "main", "sh")
 	c := newClient(t, srv)
-	var events atomic.Int64
-	route := c.streams.routeCommand
-	c.streams.routeCommand = func(cc *controlClient, muted map[string]bool, ev OutputEvent) {
-		if ev.Pane == "%1" && len(ev.Data) > 0 {
-			events.Add(1)
-		}
-		route(cc, muted, ev)
-	}
 	type first struct {
 		data string
 		at   time.Time
@@ -578,7 +598,10 @@ func TestTheCommandClientTimesAPanesFirstOutputThenMutesIt(t *testing.T) {
 	firsts := make(chan first, 10)
 	c.OnUnwatchedOutput(func(pane string, data []byte, at time.Time) {
 		if pane == "%1" {
-			firsts <- first{string(data), at}
+			select {
+			case firsts <- first{string(data), at}:
+			default:
+			}
 		}
 	})
 	c.Prepare(context.Background())
@@ -587,37 +610,30 @@ func TestTheCommandClientTimesAPanesFirstOutputThenMutesIt(t *testing.T) {
 	}
 	before := time.Now()
 	srv.Must("send-keys", "-t", "%1", "while :; do echo tick; sleep 0.01; done", "Enter")
-	var f first
-	select {
-	case f = <-firsts:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the pane's first output never reached tmcp")
+	var got []first
+	for len(got) < 4 {
+		select {
+		case f := <-firsts:
+			got = append(got, f)
+		case <-time.After(5*time.Second + rearmMax):
+			t.Fatalf("%d first outputs of a pane writing every 10ms reached tmcp, want 4", len(got))
+		}
 	}
-	if f.at.Before(before) || time.Since(f.at) > 5*time.Second || f.data == "" {
+	if f := got[0]; f.at.Before(before) || time.Since(f.at) > 30*time.Second || f.data == "" {
 		t.Errorf("first output %q at %v, want some data from after %v", f.data, f.at, before)
 	}
-	// The barrier: once its reply is read, every line tmux wrote before it
-	// handled the mute has been routed.
-	if _, err := c.Run(context.Background(), "display-message", "-p", "barrier"); err != nil {
-		t.Fatal(err)
+	backoff := rearmFirst
+	for i := 1; i < len(got); i++ {
+		if gap := got[i].at.Sub(got[i-1].at); gap < backoff || got[i].data == "" {
+			t.Errorf("first output %d (%q) came %v after the one before, want at least the backoff %v", i, got[i].data, gap, backoff)
+		}
+		backoff *= 2
 	}
-	settled := events.Load()
-	history := func() string {
-		return strings.TrimSpace(srv.Must("display-message", "-p", "-t", "%1", "#{history_size}:#{cursor_y}"))
+	if !c.PausedAt("%1", time.Now()) {
+		t.Error("PausedAt: a pane muted at its output is not paused now")
 	}
-	start := history()
-	// The point of the sleep: an absence, over half a second of output.
-	time.Sleep(500 * time.Millisecond)
-	if end := history(); end == start {
-		t.Fatalf("the pane stopped writing (%s, then %s): the test proves nothing", start, end)
-	}
-	if n := events.Load() - settled; n != 0 {
-		t.Errorf("the muted pane sent the command client %d more %%output lines, want 0", n)
-	}
-	select {
-	case f := <-firsts:
-		t.Errorf("a second first output %q", f.data)
-	default:
+	if c.PausedAt("%0", time.Now()) {
+		t.Error("PausedAt: a quiet pane, never muted, is paused")
 	}
 }
 

@@ -148,6 +148,9 @@ type textWait struct {
 	// skipsAtStart is the stream's skips as the wait began: more by its
 	// end, and a flood was followed through the history meanwhile.
 	skipsAtStart int64
+	// pausedAtCall: the pane, not streamed, had written just before the
+	// call and had its output paused for it (tmux.Client.PausedAt).
+	pausedAtCall bool
 }
 
 // WaitForText waits until the pane writes a line matching a pattern (or
@@ -222,6 +225,12 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	// A stream that began with another process (the pane was respawned)
 	// ends here, so a cursor into it is reset rather than read on.
 	s.hub.CheckPane(req.PaneID, info)
+	// Asked before the stream continues the pane's output.
+	since := arrival(ctx).At
+	if since.IsZero() {
+		since = start
+	}
+	pausedAtCall := cur == nil && early == nil && s.tc.PausedAt(req.PaneID, since)
 	stream, release, err := s.hub.Acquire(wctx, req.PaneID, streamLinger)
 	if err != nil {
 		return unansweredEnd(err)
@@ -235,7 +244,7 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 	}
 
 	w := &textWait{req: req, m: m, tail: pane.NewTailBuffer(req.MaxLines, req.MaxBytes),
-		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) })}
+		echo: newEchoes(func() []pane.TypedLine { return s.hub.RecentlyTyped(req.PaneID) }), pausedAtCall: pausedAtCall}
 	// The decoder starts on the screen the pane showed, so that a
 	// full-screen program's leaving it is seen.
 	decoder := pane.NewDecoder
@@ -283,10 +292,6 @@ func (s *Service) WaitForText(ctx context.Context, req TextRequest) (TextResult,
 		// came after the call, it is output, whatever the screen read at
 		// arrival shows.
 		if cur == nil {
-			since := arrival(ctx).At
-			if since.IsZero() {
-				since = start
-			}
 			if end, at := stream.Seeded(); end > 0 && !at.Before(since) && w.seed(stream, end, decoder) {
 				return s.finish(ctx, w, stream, start), nil
 			}
@@ -487,6 +492,13 @@ func (w *textWait) judge(lines []string, ends []int64) int {
 	return -1
 }
 
+// pausedAtCallReason says why a wait on a pane that had its output
+// paused at the call may have taken a line for old: tmcp pauses a pane
+// nobody watches at its output, and knows only the screen of what it
+// wrote until it continues it.
+const pausedAtCallReason = "the pane was writing just before the call, when tmcp had its output paused (as for any pane nobody waits on), " +
+	"so a line it wrote around the call may have been taken for one already on screen; from the cursor given here nothing is missed"
+
 // excerpt bounds a deciding line to MaxMatchedBytes ending where re first
 // matches it (the line's end for no re), or its start when that is sooner.
 func excerpt(line string, re *regexp.Regexp) string {
@@ -514,6 +526,9 @@ func (s *Service) finish(ctx context.Context, w *textWait, stream *pane.Stream, 
 	r := w.res
 	if stream.Skips() > w.skipsAtStart && r.Reason == "" {
 		r.Reason = "the pane flooded: tmcp followed it through tmux's history, so lines that scrolled past between two looks were not seen"
+	}
+	if w.pausedAtCall && r.Reason == "" && r.Outcome != OutcomeMatched && r.Outcome != OutcomeStopped {
+		r.Reason = pausedAtCallReason
 	}
 	if w.unfinished != "" {
 		w.tail.Add(w.unfinished)

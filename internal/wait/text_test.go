@@ -425,3 +425,69 @@ func TestACursorFromAMatchInAPanesFirstOutputResumesRightAfterIt(t *testing.T) {
 		t.Fatalf("the wait from FIRST's cursor: outcome %s matched %q reset %v alreadyOnScreen %v, want SECOND", r2.Outcome, r2.Matched, r2.CursorReset, r2.AlreadyOnScreen)
 	}
 }
+
+// TestAWaitOnAPaneNobodyWatchesTellsNewFromOldOnceReArmed: panes of the
+// session tmcp's command client carries, never waited on, are paused at
+// their first output and continued (re-armed) after a while. A line a
+// pane writes after a wait's call, once re-armed, is output, though the
+// screen read as the call arrived shows it; a line a pane writes while
+// paused at the call is taken for old only with the reason that says why.
+func TestAWaitOnAPaneNobodyWatchesTellsNewFromOldOnceReArmed(t *testing.T) {
+	f := newFixture(t)
+	newPane := func() (string, *os.File) {
+		id := strings.TrimSpace(f.srv.Must("new-window", "-d", "-P", "-F", "#{pane_id}", "sh"))
+		f.waitForPrompt(id)
+		return id, f.tty(id)
+	}
+	paused := func(id string) func() bool {
+		return func() bool { return f.tc.PausedAt(id, time.Now()) }
+	}
+	// waitOn writes line to a pane after a call, shown on the screen read
+	// as the call arrived, and returns the reply of the wait begun once
+	// the line reached tmcp.
+	waitOn := func(id string, tty *os.File, line string) TextResult {
+		t.Helper()
+		called := time.Now()
+		fmt.Fprint(tty, line+"\r\n")
+		f.screenShows(id, line)
+		if !tmuxtest.WaitFor(5*time.Second, func() bool { return paused(id)() || !f.tc.PausedAt(id, called) }) {
+			t.Fatalf("%s never reached tmcp", line)
+		}
+		screen, err := f.s.readRows(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := WithArrival(context.Background(), Arrival{Read: called, At: called, Screens: map[string][]string{id: screen}})
+		r, err := f.s.WaitForText(ctx, withDefaults(TextRequest{PaneID: id, Patterns: []string{"OLD-LINE", line}, Timeout: Timeout{Duration: 300 * time.Millisecond}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	id, tty := newPane()
+	fmt.Fprint(tty, "OLD-LINE\r\n")
+	if !tmuxtest.WaitFor(5*time.Second, paused(id)) {
+		t.Fatal("the pane was never paused at its output")
+	}
+	if !tmuxtest.WaitFor(5*time.Second, func() bool { return !paused(id)() }) {
+		t.Fatal("the pane was never re-armed")
+	}
+	if r := waitOn(id, tty, "NEW-LINE"); r.Outcome != OutcomeMatched || r.Matched != "NEW-LINE" {
+		t.Fatalf("a line written after the call on a re-armed pane: outcome %s matched %q alreadyOnScreen %v reason %q, want NEW-LINE matched",
+			r.Outcome, r.Matched, r.AlreadyOnScreen, r.Reason)
+	}
+
+	id, tty = newPane()
+	fmt.Fprint(tty, "OLD-LINE\r\n")
+	if !tmuxtest.WaitFor(5*time.Second, paused(id)) {
+		t.Fatal("the pane was never paused at its output")
+	}
+	switch r := waitOn(id, tty, "LATE-LINE"); {
+	case r.Outcome == OutcomeMatched && r.Matched == "LATE-LINE":
+		t.Log("the pane was re-armed before the line came: matched")
+	case r.Outcome != OutcomeTimeout || !r.AlreadyOnScreen || r.Reason != pausedAtCallReason:
+		t.Errorf("a line written after the call on a pane paused at it: outcome %s matched %q alreadyOnScreen %v reason %q, want LATE-LINE matched or a timeout that says the pane was paused",
+			r.Outcome, r.Matched, r.AlreadyOnScreen, r.Reason)
+	}
+}
