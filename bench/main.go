@@ -11,7 +11,7 @@
 //
 // Usage (from the module root):
 //
-//	go run ./bench [-n N] [-short] [-json] [-flood-lines] [-charts DIR]
+//	go run ./bench [-n N] [-short] [-json] [-flood-lines] [-charts DIR] [-only GROUPS]
 package main
 
 import (
@@ -23,6 +23,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -82,6 +84,7 @@ const (
 	rowManyHTTPMemory       = "tmcp peak RSS after 50 HTTP sessions waited (floor: tmcp's before they opened)"
 	rowListMany             = "list_panes over 1,000 panes (floor: list-panes -a process)"
 	rowListManyFormat       = "list_panes over 1,000 panes (floor: list-panes -a -F the 14 fields tmcp asks for, process)"
+	rowListManyCPU          = "tmcp CPU per list_panes call over 1,000 panes (no floor)"
 	rowBusyCPU              = "tmcp CPU over those rounds (floor: the control clients' over theirs)"
 	rowBusyMemory           = "tmcp peak RSS after those rounds (floor: tmcp's before them)"
 )
@@ -104,7 +107,8 @@ type config struct {
 	busySessions          int  // sessions of busy panes
 	busyPanes             int  // busy panes in each
 	json                  bool
-	charts                string // directory to write the SVG charts into; "": none
+	charts                string          // directory to write the SVG charts into; "": none
+	only                  map[string]bool // the groups to measure, by name; nil: all
 }
 
 func main() {
@@ -137,8 +141,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
 	fs.StringVar(&cfg.charts, "charts", "", "also write the charts ("+latencyChart+", "+scaleChart+", "+floodChart+") as SVG into `DIR`")
 	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
+	only := fs.String("only", "", "measure only these groups, comma-separated: "+strings.Join(groupNames, ", "))
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if *only != "" {
+		cfg.only = map[string]bool{}
+		for _, name := range strings.Split(*only, ",") {
+			if !slices.Contains(groupNames, name) {
+				return cfg, fmt.Errorf("-only: no group %q; the groups are %s", name, strings.Join(groupNames, ", "))
+			}
+			cfg.only[name] = true
+		}
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -253,32 +267,44 @@ type bench struct {
 	notes        notes
 }
 
-// group is a set of rows measured together; if it fails, its rows not yet
-// measured carry the error.
+// group is a set of rows measured together, named for -only; if it
+// fails, its rows not yet measured carry the error.
 type group struct {
+	name    string
 	labels  []string
 	measure func(context.Context) error
 }
 
-// measure runs every group and returns the rows in table order.
-func (b *bench) measure(ctx context.Context) []row {
+// groupNames are the groups' names, in the order they are measured.
+var groupNames = []string{"basics", "run", "reaction", "million", "since", "sizes", "http", "panes", "busy", "remote", "flood"}
+
+// groups are the groups of rows, in table order.
+func (b *bench) groups() []group {
 	floodMemory, floodWritten := floodLabels(b.cfg)
-	groups := []group{
-		{[]string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList}, b.basics},
-		{[]string{rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun}, b.runCommand},
-		{[]string{rowReaction}, b.reaction},
-		{[]string{rowMillion}, b.million},
-		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},
-		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
-		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
-		{[]string{rowListMany, rowListManyFormat}, b.listMany},
-		{[]string{busyLabel(b.cfg), rowBusyCPU, rowBusyMemory}, b.busyReaction},
-		{[]string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
-		{[]string{floodMemory, floodWritten}, b.flood},
+	return []group{
+		{"basics", []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList}, b.basics},
+		{"run", []string{rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun}, b.runCommand},
+		{"reaction", []string{rowReaction}, b.reaction},
+		{"million", []string{rowMillion}, b.million},
+		{"since", []string{rowSinceQuiet, rowSince1000}, b.captureSince},
+		{"sizes", []string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
+		{"http", []string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
+		{"panes", []string{rowListMany, rowListManyFormat, rowListManyCPU}, b.listMany},
+		{"busy", []string{busyLabel(b.cfg), rowBusyCPU, rowBusyMemory}, b.busyReaction},
+		{"remote", []string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
+		{"flood", []string{floodMemory, floodWritten}, b.flood},
 	}
+}
+
+// measure runs every group -only selects and returns their rows in table
+// order.
+func (b *bench) measure(ctx context.Context) []row {
 	var rows []row
 	var gone error // set once the tmux server has died
-	for _, g := range groups {
+	for _, g := range b.groups() {
+		if b.cfg.only != nil && !b.cfg.only[g.name] {
+			continue
+		}
 		err := ctx.Err()
 		switch {
 		case gone != nil:
