@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -174,10 +175,16 @@ type toolDef struct {
 	// handler is the typed handler (an mcp.ToolHandlerFor[In, Out]) that
 	// a call routed to a remote host's view runs there.
 	handler any
+	// out is the handler's Out type, whose values structured encodes.
+	out reflect.Type
+	// outcome says the tool's result may have the fields an audit line
+	// reads its outcome from (see observe).
+	outcome bool
 }
 
 // define binds a typed handler to its tool, with both schemas derived
-// from In and Out and made compact (see schema.go).
+// from In and Out and made compact (see schema.go); addTool registers it
+// (see reply.go for what its replies skip).
 func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	t.InputSchema = schemaFor[In](false)
 	result := fullSchema[Out]()
@@ -193,8 +200,8 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 		}
 		return h(ctx, req, in)
 	}
-	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, routed) }, result: result,
-		call: invokerFor(t, routed), handler: h}
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { addTool(m, t, routed) }, result: result,
+		call: invokerFor(t, routed), handler: h, out: reflect.TypeFor[Out](), outcome: reportsOutcome(out)}
 }
 
 // definition returns the tool called name.
