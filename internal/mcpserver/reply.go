@@ -13,30 +13,79 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// addTool registers a tool's typed handler on m. The SDK's wrapper
-// (mcp.AddTool) still checks the arguments against the input schema,
-// applies its defaults and decodes them; the reply is made here, by
-// structured, because the wrapper would encode the handler's Out, decode
-// that into generic maps, check them against the output schema and encode
-// them again: about 8 ms of CPU for a listing of 1,000 panes, to check
-// that values of tmcp's own types fit schemas derived from those types.
-// Those types fix every field's JSON type, which is all a compact output
-// schema says (compactOutput), except that a nil slice, map or pointer is
-// null; that alone is checked on each reply. The output schema is
-// advertised as before.
-func addTool[In, Out any](m *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+// addTool registers a tool's typed handler on m as a raw handler
+// (mcp.Server.AddTool) that does what the SDK's typed wrapper
+// (mcp.AddTool) does, with less work. The arguments are checked against
+// the input schema, resolved once (rs), and its defaults applied, as the
+// wrapper does (applyInputSchema), but decoded with encoding/json, where
+// the SDK's decoder took a fresh 32 KiB buffer for each of its two
+// decodes. The reply is made by structured: the wrapper would encode
+// the handler's Out, decode that into generic maps, check them against
+// the output schema and encode them again, about 8 ms of CPU for a
+// listing of 1,000 panes, to check that values of tmcp's own types fit
+// schemas derived from those types. Those types fix every field's JSON
+// type, which is all a compact output schema says (compactOutput), except
+// that a nil slice, map or pointer is null; that alone is checked on each
+// reply. Both schemas are advertised as before.
+func addTool[In, Out any](m *mcp.Server, t *mcp.Tool, rs *jsonschema.Resolved, h mcp.ToolHandlerFor[In, Out]) {
 	schema, _ := t.OutputSchema.(*jsonschema.Schema)
 	nonNull := nonNullFields(reflect.TypeFor[Out](), schema)
-	// With Out as any and a nil out, the wrapper leaves the result as it
-	// is; the output schema set on t is the one it advertises.
-	mcp.AddTool(m, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+	m.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := applyInputSchema(rs, req.Params.Arguments)
+		if err != nil {
+			return toolFailure(err), nil
+		}
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return toolFailure(err), nil
+		}
 		res, out, err := h(ctx, req, in)
 		if err != nil {
-			return nil, nil, err
+			if wireErr, ok := err.(*jsonrpc.Error); ok {
+				return nil, wireErr // a protocol error, as the wrapper passes it on
+			}
+			return toolFailure(err), nil
 		}
-		res, err = structured(res, out, nonNull)
-		return res, nil, err
+		return structured(res, out, nonNull)
 	})
+}
+
+// toolFailure is the result of a call that failed, as the wrapper makes it.
+func toolFailure(err error) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	res.SetError(err)
+	return &res
+}
+
+// applyInputSchema takes a call's arguments through the steps the SDK's
+// wrapper takes them through before the handler sees them (its
+// applySchema, which it does not export), with its messages: an object
+// ({} when there are none or they are null), the schema's defaults applied, then
+// validation. Batches check each of their calls with it too.
+func applyInputSchema(rs *jsonschema.Resolved, args json.RawMessage) (json.RawMessage, error) {
+	v := map[string]any{}
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return nil, fmt.Errorf("validating \"arguments\": unmarshaling arguments: %w", err)
+		}
+	}
+	if v == nil {
+		// "arguments": null, taken as none: the wrapper's defaults step
+		// panics on it (SDK v1.8.0), taking the server down.
+		v = map[string]any{}
+	}
+	var inst any = v
+	if err := rs.ApplyDefaults(&inst); err != nil {
+		return nil, fmt.Errorf("validating \"arguments\": applying schema defaults:\n%w", err)
+	}
+	if err := rs.Validate(&inst); err != nil {
+		return nil, fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	b, err := json.Marshal(inst)
+	if err != nil {
+		return nil, fmt.Errorf("validating \"arguments\": marshalling with defaults: %v", err)
+	}
+	return b, nil
 }
 
 // structured returns res with out as its structured content, encoded once,
@@ -44,7 +93,7 @@ func addTool[In, Out any](m *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 // block: what the SDK's wrapper sends. A result that asks the client for
 // input carries neither, as with the wrapper. A field that would be null
 // where the output schema wants a value is an error of the call, as the
-// wrapper's check made it.
+// wrapper's check made it: an error of the protocol, not of the tool.
 func structured[Out any](res *mcp.CallToolResult, out Out, nonNull []schemaField) (*mcp.CallToolResult, error) {
 	if res == nil {
 		res = &mcp.CallToolResult{}
@@ -58,12 +107,12 @@ func structured[Out any](res *mcp.CallToolResult, out Out, nonNull []schemaField
 	}
 	for _, f := range nonNull {
 		if fv, err := v.FieldByIndexErr(f.index); err == nil && fv.IsNil() {
-			return nil, outputError("validating tool output: %s is null, want %s", f.name, f.typ)
+			return nil, fmt.Errorf("validating tool output: %s is null, want %s", f.name, f.typ)
 		}
 	}
 	b, err := json.Marshal(v.Interface())
 	if err != nil {
-		return nil, outputError("marshaling output: %v", err)
+		return nil, fmt.Errorf("marshaling output: %w", err)
 	}
 	res.StructuredContent = json.RawMessage(b)
 	switch {
@@ -74,14 +123,6 @@ func structured[Out any](res *mcp.CallToolResult, out Out, nonNull []schemaField
 		res.Content = append(res.Content, &mcp.TextContent{Text: string(b)})
 	}
 	return res, nil
-}
-
-// outputError is a reply that could not be made, sent as the wrapper sends
-// it: a JSON-RPC error, not a tool's, with code 0 (the SDK's for an error
-// that is not a JSON-RPC one), since the wrapper would pass any other
-// error to the client as the tool's.
-func outputError(format string, args ...any) error {
-	return &jsonrpc.Error{Message: fmt.Sprintf(format, args...)}
 }
 
 // schemaField is a field of an output type that the output schema types

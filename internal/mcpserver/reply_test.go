@@ -149,6 +149,11 @@ func TestRepliesAreTheSDKWrappersReplies(t *testing.T) {
 		out  replyOut
 		err  error
 		args string
+		// sdkArgs, if set, are the wrapper's arguments instead ("-": none).
+		sdkArgs string
+		// sameTo, if set, is where the texts of the two failures may
+		// begin to differ.
+		sameTo string
 	}{
 		{name: "fields only", res: func() *mcp.CallToolResult { return nil }, out: full, args: `{"name":"x"}`},
 		{name: "empty fields", res: func() *mcp.CallToolResult { return nil }, out: replyOut{Items: []string{}}, args: `{"name":"x"}`},
@@ -162,7 +167,16 @@ func TestRepliesAreTheSDKWrappersReplies(t *testing.T) {
 		{name: "a null the schema does not allow", res: func() *mcp.CallToolResult { return nil }, out: replyOut{}, args: `{"name":"x"}`},
 		{name: "a misspelt argument", res: func() *mcp.CallToolResult { return nil }, out: full, args: `{"name":"x","nmae":1}`},
 		{name: "a missing argument", res: func() *mcp.CallToolResult { return nil }, out: full, args: `{}`},
-		{name: "arguments that are not an object", res: func() *mcp.CallToolResult { return nil }, out: full, args: `[1]`},
+		{name: "defaults applied", res: func() *mcp.CallToolResult { return nil }, out: full, args: `{"name":"x","n":2}`},
+		{name: "a default overridden", res: func() *mcp.CallToolResult { return nil }, out: full, args: `{"name":"x","loud":false}`},
+		{name: "an argument of the wrong type", res: func() *mcp.CallToolResult { return nil }, out: full, args: `{"name":"x","n":1.5}`},
+		{name: "no arguments", res: func() *mcp.CallToolResult { return nil }, out: full},
+		// The wrapper panics on null arguments: asked without any, it
+		// gives what define's registration gives for null.
+		{name: "null arguments", res: func() *mcp.CallToolResult { return nil }, out: full, args: `null`, sdkArgs: "-"},
+		// The SDK's decoder quotes the value, encoding/json names its kind.
+		{name: "arguments that are not an object", res: func() *mcp.CallToolResult { return nil }, out: full, args: `[1]`,
+			sameTo: `validating "arguments": unmarshaling arguments: json: cannot unmarshal `},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,27 +190,41 @@ func TestRepliesAreTheSDKWrappersReplies(t *testing.T) {
 			mcp.AddTool(sdk, d.tool, h) // the same tool: the same schemas
 			ours := mcp.NewServer(&mcp.Implementation{Name: "ours"}, nil)
 			d.add(ours)
-			want := callRaw(t, serveRaw(t, sdk), c.args)
+			sdkArgs := c.args
+			switch c.sdkArgs {
+			case "":
+			case "-":
+				sdkArgs = ""
+			default:
+				sdkArgs = c.sdkArgs
+			}
+			want := callRaw(t, serveRaw(t, sdk), sdkArgs)
 			got := callRaw(t, serveRaw(t, ours), c.args)
+			if c.sameTo != "" {
+				want, got = failedWith(t, want, c.sameTo), failedWith(t, got, c.sameTo)
+			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("arguments %s:\ngot  %v\nwant %v", c.args, got, want)
 			}
-			if len(seen) == 2 && !reflect.DeepEqual(seen[0], seen[1]) {
+			if len(seen) == 2 && !reflect.DeepEqual(seen[0], seen[1]) || len(seen) == 1 {
 				t.Errorf("the handler saw %+v through the wrapper and %+v through define", seen[0], seen[1])
 			}
 		})
 	}
 }
 
-// callRaw calls the tool fake with args and returns the response as a
+// callRaw calls the tool fake with args ("": none) and returns the response as a
 // client decodes it: the result, with each text block that holds a JSON
 // object decoded, or the error's code and whether it says it is about
 // the tool's output.
 func callRaw(t *testing.T, rpc *rawRPC, args string) any {
 	t.Helper()
 	rpc.lastID++
-	if err := rpc.send(map[string]any{"jsonrpc": "2.0", "id": rpc.lastID, "method": "tools/call",
-		"params": map[string]any{"name": "fake", "arguments": json.RawMessage(args)}}); err != nil {
+	params := map[string]any{"name": "fake"}
+	if args != "" {
+		params["arguments"] = json.RawMessage(args)
+	}
+	if err := rpc.send(map[string]any{"jsonrpc": "2.0", "id": rpc.lastID, "method": "tools/call", "params": params}); err != nil {
 		t.Fatal(err)
 	}
 	line, err := rpc.r.ReadBytes('\n')
@@ -226,6 +254,24 @@ func callRaw(t *testing.T, rpc *rawRPC, args string) any {
 		}
 	}
 	return resp.Result
+}
+
+// failedWith checks that result, as callRaw returns it, is a tool's
+// failure whose one text block begins with prefix, and returns it with
+// that text cut to prefix.
+func failedWith(t *testing.T, result any, prefix string) any {
+	t.Helper()
+	r, _ := result.(map[string]any)
+	blocks, _ := r["content"].([]any)
+	if r["isError"] != true || len(blocks) != 1 {
+		t.Fatalf("%v: want a failure with one text block", result)
+	}
+	b := blocks[0].(map[string]any)
+	if text, _ := b["text"].(string); !strings.HasPrefix(text, prefix) {
+		t.Fatalf("failure %q, want one beginning %q", text, prefix)
+	}
+	b["text"] = prefix
+	return r
 }
 
 func TestNonNullFieldsAreTheNilableFieldsTheSchemaTypes(t *testing.T) {
