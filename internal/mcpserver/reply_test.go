@@ -346,3 +346,30 @@ func jsonType(t reflect.Type) string {
 	}
 	return ""
 }
+
+// TestNullArgumentsAreNoArguments sends "arguments": null to a tool whose
+// input schema has a default (search_panes' matchCase), which the SDK's
+// wrapper panicked on, taking the server down: the call is answered as
+// one without arguments (its pattern is missing), and the server answers
+// the next.
+func TestNullArgumentsAreNoArguments(t *testing.T) {
+	rpc := serveRaw(t, newTestServer(t, DefaultTier).MCPServer(context.Background()))
+	for _, args := range []any{json.RawMessage(`null`), map[string]any{}} {
+		line, err := rpc.call("tools/call", map[string]any{"name": "search_panes", "arguments": args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp struct {
+			Result struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(line, &resp); err != nil || !resp.Result.IsError || len(resp.Result.Content) != 1 ||
+			!strings.Contains(resp.Result.Content[0].Text, "missing properties") {
+			t.Errorf("search_panes with arguments %s: %s, want a failure naming the missing properties", args, line)
+		}
+	}
+}
