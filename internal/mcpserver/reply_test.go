@@ -11,7 +11,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,6 +87,7 @@ func benchmarkCalls(b *testing.B, rpc *rawRPC, args map[string]any) {
 	}
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
+	start := cpuTime(b)
 	for b.Loop() {
 		// Not rpc.call, which decodes each line to find its id: only the
 		// server's work is to count.
@@ -97,6 +100,18 @@ func benchmarkCalls(b *testing.B, rpc *rawRPC, args map[string]any) {
 			b.Fatalf("response %.200s (%v), want one beginning %s", line, err, want)
 		}
 	}
+	// The process's CPU, server and this client together: the client's
+	// share is writing a small request and reading a line.
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the user and system time the process has used.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkWaitReply serves a reply shaped as wait_for_text's when its
