@@ -60,8 +60,8 @@ func toolFailure(err error) *mcp.CallToolResult {
 // applyInputSchema takes a call's arguments through the steps the SDK's
 // wrapper takes them through before the handler sees them (its
 // applySchema, which it does not export), with its messages: an object
-// ({} when there are none or they are null), the schema's defaults applied, then
-// validation. Batches check each of their calls with it too.
+// ({} when there are none or they are null), the schema's defaults
+// applied, then validation. Batches check each of their calls with it too.
 func applyInputSchema(rs *jsonschema.Resolved, args json.RawMessage) (json.RawMessage, error) {
 	v := map[string]any{}
 	if len(args) > 0 {
@@ -102,8 +102,12 @@ func structured[Out any](res *mcp.CallToolResult, out Out, nonNull []schemaField
 		return res, nil
 	}
 	v := reflect.ValueOf(&out).Elem()
-	if v.Kind() == reflect.Pointer && v.IsNil() {
-		v = reflect.Zero(v.Type().Elem()) // as the wrapper does: {} rather than null
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v = reflect.Zero(v.Type().Elem()) // as the wrapper does: {} rather than null
+		} else {
+			v = v.Elem()
+		}
 	}
 	for _, f := range nonNull {
 		if fv, err := v.FieldByIndexErr(f.index); err == nil && fv.IsNil() {

@@ -388,3 +388,22 @@ func TestNullArgumentsAreNoArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestStructuredEncodesWhatAPointerPointsTo(t *testing.T) {
+	out := replyOut{Value: "v", Items: []string{}}
+	fields := nonNullFields(reflect.TypeFor[*replyOut](), schemaFor[replyOut](true))
+	byValue, err := structured(nil, out, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPointer, err := structured(nil, &out, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(byPointer.StructuredContent.(json.RawMessage)), string(byValue.StructuredContent.(json.RawMessage)); got != want {
+		t.Errorf("through a pointer %s, by value %s", got, want)
+	}
+	if _, err := structured(nil, (*replyOut)(nil), fields); err == nil || !strings.Contains(err.Error(), "items is null") {
+		t.Errorf("a nil pointer: %v, want the zero value's null items refused", err)
+	}
+}
