@@ -141,15 +141,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
 	fs.StringVar(&cfg.charts, "charts", "", "also write the charts ("+latencyChart+", "+scaleChart+", "+floodChart+") as SVG into `DIR`")
 	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
-	only := fs.String("only", "", "measure only these groups, comma-separated: "+strings.Join(groupNames, ", "))
+	names := groupNames()
+	only := fs.String("only", "", "measure only these groups, comma-separated: "+strings.Join(names, ", "))
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if *only != "" {
 		cfg.only = map[string]bool{}
 		for _, name := range strings.Split(*only, ",") {
-			if !slices.Contains(groupNames, name) {
-				return cfg, fmt.Errorf("-only: no group %q; the groups are %s", name, strings.Join(groupNames, ", "))
+			if !slices.Contains(names, name) {
+				return cfg, fmt.Errorf("-only: no group %q; the groups are %s", name, strings.Join(names, ", "))
 			}
 			cfg.only[name] = true
 		}
@@ -275,8 +276,14 @@ type group struct {
 	measure func(context.Context) error
 }
 
-// groupNames are the groups' names, in the order they are measured.
-var groupNames = []string{"basics", "run", "reaction", "million", "since", "sizes", "http", "panes", "busy", "remote", "flood"}
+// groupNames returns the groups' names, in the order they are measured.
+func groupNames() []string {
+	var names []string
+	for _, g := range (&bench{}).groups() {
+		names = append(names, g.name)
+	}
+	return names
+}
 
 // groups are the groups of rows, in table order.
 func (b *bench) groups() []group {
