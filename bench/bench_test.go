@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +40,7 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	want := []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList,
 		rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun, rowReaction, rowMillion, rowSinceQuiet, rowSince1000,
 		rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas,
-		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, rowListMany, rowListManyFormat,
+		rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory, rowListMany, rowListManyFormat, rowListManyCPU,
 		busyLabel(cfg), rowBusyCPU, rowBusyMemory,
 		rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote, floodMemory, floodWritten, floodUnwatched, floodServerLabel(cfg)}
 	got := map[string]row{}
@@ -76,6 +79,43 @@ func TestBenchmarkMeasuresEveryRow(t *testing.T) {
 	for _, label := range append(want, "MCP ping") {
 		if !strings.Contains(table.String(), label) {
 			t.Errorf("table lacks %q; it reads:\n%s", label, table.String())
+		}
+	}
+}
+
+func TestOnlyTakesTheGroupsByName(t *testing.T) {
+	names := map[string]bool{}
+	for _, name := range groupNames() {
+		if name == "" || names[name] {
+			t.Errorf("group name %q is empty or used twice", name)
+		}
+		names[name] = true
+	}
+	cases := []struct {
+		arg     string
+		want    []string
+		wantErr bool
+	}{
+		{arg: "panes", want: []string{"panes"}},
+		{arg: "panes,busy", want: []string{"busy", "panes"}},
+		{arg: "pane", wantErr: true},
+		{arg: "panes,", wantErr: true},
+	}
+	for _, c := range cases {
+		cfg, err := parseFlags([]string{"-only", c.arg}, io.Discard)
+		if c.wantErr {
+			if err == nil {
+				t.Errorf("-only %s: no error", c.arg)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("-only %s: %v", c.arg, err)
+			continue
+		}
+		got := slices.Sorted(maps.Keys(cfg.only))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("-only %s selects %v, want %v", c.arg, got, c.want)
 		}
 	}
 }

@@ -11,7 +11,7 @@
 //
 // Usage (from the module root):
 //
-//	go run ./bench [-n N] [-short] [-json] [-flood-lines] [-charts DIR]
+//	go run ./bench [-n N] [-short] [-json] [-flood-lines] [-charts DIR] [-only GROUPS]
 package main
 
 import (
@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +84,7 @@ const (
 	rowManyHTTPMemory       = "tmcp peak RSS after 50 HTTP sessions waited (floor: tmcp's before they opened)"
 	rowListMany             = "list_panes over 1,000 panes (floor: list-panes -a process)"
 	rowListManyFormat       = "list_panes over 1,000 panes (floor: list-panes -a -F the 14 fields tmcp asks for, process)"
+	rowListManyCPU          = "tmcp CPU per list_panes call over 1,000 panes (no floor)"
 	rowBusyCPU              = "tmcp CPU over those rounds (floor: the control clients' over theirs)"
 	rowBusyMemory           = "tmcp peak RSS after those rounds (floor: tmcp's before them)"
 )
@@ -114,8 +116,8 @@ type config struct {
 	busySessions          int  // sessions of busy panes
 	busyPanes             int  // busy panes in each
 	json                  bool
-	charts                string // directory to write the SVG charts into; "": none
-	only                  string // measure only the groups with a row whose label holds it; "": all
+	charts                string          // directory to write the SVG charts into; "": none
+	only                  map[string]bool // the groups to measure, by name; nil: all
 }
 
 func main() {
@@ -148,9 +150,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
 	fs.StringVar(&cfg.charts, "charts", "", "also write the charts ("+latencyChart+", "+scaleChart+", "+floodChart+") as SVG into `DIR`")
 	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
-	fs.StringVar(&cfg.only, "only", "", "measure only the groups of rows one of whose labels holds `TEXT`")
+	names := groupNames()
+	only := fs.String("only", "", "measure only these groups, comma-separated: "+strings.Join(names, ", "))
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if *only != "" {
+		cfg.only = map[string]bool{}
+		for _, name := range strings.Split(*only, ",") {
+			if !slices.Contains(names, name) {
+				return cfg, fmt.Errorf("-only: no group %q; the groups are %s", name, strings.Join(names, ", "))
+			}
+			cfg.only[name] = true
+		}
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -265,46 +277,48 @@ type bench struct {
 	notes        notes
 }
 
-// group is a set of rows measured together; if it fails, its rows not yet
-// measured carry the error.
+// group is a set of rows measured together, named for -only; if it
+// fails, its rows not yet measured carry the error.
 type group struct {
+	name    string
 	labels  []string
 	measure func(context.Context) error
 }
 
-// chosen reports whether -only picks a group.
-func (b *bench) chosen(g group) bool {
-	if b.cfg.only == "" {
-		return true
+// groupNames returns the groups' names, in the order they are measured.
+func groupNames() []string {
+	var names []string
+	for _, g := range (&bench{}).groups() {
+		names = append(names, g.name)
 	}
-	for _, label := range g.labels {
-		if strings.Contains(label, b.cfg.only) {
-			return true
-		}
-	}
-	return false
+	return names
 }
 
-// measure runs every group and returns the rows in table order.
-func (b *bench) measure(ctx context.Context) []row {
+// groups are the groups of rows, in table order.
+func (b *bench) groups() []group {
 	floodMemory, floodWritten, floodUnwatched := floodLabels(b.cfg)
-	groups := []group{
-		{[]string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList}, b.basics},
-		{[]string{rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun}, b.runCommand},
-		{[]string{rowReaction}, b.reaction},
-		{[]string{rowMillion}, b.million},
-		{[]string{rowSinceQuiet, rowSince1000}, b.captureSince},
-		{[]string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
-		{[]string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
-		{[]string{rowListMany, rowListManyFormat}, b.listMany},
-		{[]string{busyLabel(b.cfg), rowBusyCPU, rowBusyMemory}, b.busyReaction},
-		{[]string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
-		{[]string{floodMemory, floodWritten, floodUnwatched, floodServerLabel(b.cfg)}, b.flood},
+	return []group{
+		{"basics", []string{rowListControl, rowListProcess, rowCaptureControl, rowCaptureProcess, rowStart, rowProcsList}, b.basics},
+		{"run", []string{rowRunTrue, rowRunMethod, rowRunSpaced, rowRunSeq, rowProcsRun}, b.runCommand},
+		{"reaction", []string{rowReaction}, b.reaction},
+		{"million", []string{rowMillion}, b.million},
+		{"since", []string{rowSinceQuiet, rowSince1000}, b.captureSince},
+		{"sizes", []string{rowToolsReadonly, rowToolsMutating, rowToolsDestructive, rowModelVisible, rowWithoutOutputSchemas}, b.toolSizes},
+		{"http", []string{rowListHTTP, rowReactionHTTP, rowManyHTTP, rowManyHTTPMemory}, b.overHTTP},
+		{"panes", []string{rowListMany, rowListManyFormat, rowListManyCPU}, b.listMany},
+		{"busy", []string{busyLabel(b.cfg), rowBusyCPU, rowBusyMemory}, b.busyReaction},
+		{"remote", []string{rowListRemote, rowCaptureRemote, rowRunRemote, rowReactionRemote}, b.remote},
+		{"flood", []string{floodMemory, floodWritten, floodUnwatched, floodServerLabel(b.cfg)}, b.flood},
 	}
+}
+
+// measure runs every group -only selects and returns their rows in table
+// order.
+func (b *bench) measure(ctx context.Context) []row {
 	var rows []row
 	var gone error // set once the tmux server has died
-	for _, g := range groups {
-		if !b.chosen(g) {
+	for _, g := range b.groups() {
+		if b.cfg.only != nil && !b.cfg.only[g.name] {
 			continue
 		}
 		err := ctx.Err()

@@ -18,6 +18,7 @@ const (
 	unitMiB     = "MiB"
 	unitPerCall = "per call"
 	unitCPU     = "% of a core"
+	unitCPUMs   = "ms of CPU"
 )
 
 // report is everything the benchmark prints, table or JSON.
@@ -142,7 +143,7 @@ func durationRow(label, unit string, tmcp summary, floor *summary) row {
 // valueRow is a figure measured once (or a count over many calls) beside
 // a floor figure of the same kind (nil: none).
 func valueRow(label, unit string, n int, tmcp float64, floor *float64) row {
-	digits := map[string]int{unitBytes: 0, unitMiB: 1, unitPerCall: 2, unitS: 3, unitCPU: 1}[unit]
+	digits := map[string]int{unitBytes: 0, unitMiB: 1, unitPerCall: 2, unitS: 3, unitCPU: 1, unitCPUMs: 2}[unit]
 	r := row{Measurement: label, Unit: unit, Iterations: n, TmcpMedian: round(tmcp, digits)}
 	if floor != nil {
 		r.FloorMedian = ptr(round(*floor, digits))

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmcp/tmcp/internal/record"
@@ -169,6 +171,33 @@ func (s *Server) noteRecording(ctx context.Context, args json.RawMessage) {
 	}
 }
 
+// outcomeFields are the fields of a tool's result that an audit line
+// reads its outcome from.
+type outcomeFields struct {
+	Outcome    string `json:"outcome"`
+	ExitStatus *int   `json:"exitStatus"`
+	TimedOut   bool   `json:"timedOut"`
+}
+
+// reportsOutcome reports whether an output schema has any of the
+// outcomeFields: the results of other tools are not decoded again for
+// the audit line (a listing of 1,000 panes took 3 ms to).
+func reportsOutcome(schema *jsonschema.Schema) bool {
+	for _, f := range jsonFields(reflect.TypeFor[outcomeFields]()) {
+		if schema.Properties[f.name] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// reportsOutcome reports whether tool name's result may have an outcome
+// for its audit line; a tool it does not know is assumed to.
+func (s *Server) reportsOutcome(name string) bool {
+	d, ok := s.definition(name)
+	return !ok || d.outcome
+}
+
 // observe is receiving middleware for every tool call: it notes where the
 // pane streams stood when the call arrived (a wait counts from there), then
 // logs an audit line (see logCall) and tells a client that asked for logs
@@ -212,15 +241,13 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case r.InputRequests != nil:
 			line.Outcome = "asked the person"
-		default:
-			var fields struct {
-				Outcome    string `json:"outcome"`
-				ExitStatus *int   `json:"exitStatus"`
-				TimedOut   bool   `json:"timedOut"`
+		case s.reportsOutcome(params.Name):
+			var fields outcomeFields
+			raw, ok := r.StructuredContent.(json.RawMessage) // as structured leaves it
+			if !ok {
+				raw, _ = json.Marshal(r.StructuredContent)
 			}
-			if b, err := json.Marshal(r.StructuredContent); err == nil {
-				_ = json.Unmarshal(b, &fields)
-			}
+			_ = json.Unmarshal(raw, &fields)
 			switch {
 			case fields.Outcome != "":
 				line.Outcome = fields.Outcome

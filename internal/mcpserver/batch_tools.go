@@ -318,23 +318,3 @@ func invokerFor[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) invoker
 		},
 	}
 }
-
-// applyInputSchema takes a call's arguments through the steps the SDK
-// takes a tools/call's through before the handler sees them (its
-// applySchema, which it does not export): an object, the schema's
-// defaults applied, then jsonschema validation; the error says
-// "validating \"arguments\"" as the SDK's does.
-func applyInputSchema(rs *jsonschema.Resolved, args json.RawMessage) (json.RawMessage, error) {
-	v := map[string]any{}
-	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, fmt.Errorf("arguments must be an object: %w", err)
-	}
-	var inst any = v
-	if err := rs.ApplyDefaults(&inst); err != nil {
-		return nil, fmt.Errorf("validating \"arguments\": %w", err)
-	}
-	if err := rs.Validate(&inst); err != nil {
-		return nil, fmt.Errorf("validating \"arguments\": %w", err)
-	}
-	return json.Marshal(inst)
-}

@@ -83,7 +83,7 @@ func TestBatchArgumentsAreCheckedAsTheSDKChecksThem(t *testing.T) {
 		{`{"name":"x","nmae":2}`, "unexpected additional properties"},
 		{`{"n":2}`, "missing properties"},
 		{`{"name":3}`, "want \"string\""},
-		{`[1]`, "arguments must be an object"},
+		{`[1]`, "unmarshaling arguments"},
 	}
 	for _, c := range cases {
 		_, err := d.call.prepare(json.RawMessage(c.args))
@@ -99,14 +99,14 @@ func TestBatchArgumentsAreCheckedAsTheSDKChecksThem(t *testing.T) {
 // the handler must see the same input (defaults applied).
 func TestBatchChecksArgumentsAsTheSDKDoes(t *testing.T) {
 	var seen []fakeIn
-	d := define(&mcp.Tool{Name: "fake", Annotations: readOnly()},
-		func(_ context.Context, _ *mcp.CallToolRequest, in fakeIn) (*mcp.CallToolResult, fakeOut, error) {
-			seen = append(seen, in)
-			return nil, fakeOut{Value: in.Name}, nil
-		})
+	h := func(_ context.Context, _ *mcp.CallToolRequest, in fakeIn) (*mcp.CallToolResult, fakeOut, error) {
+		seen = append(seen, in)
+		return nil, fakeOut{Value: in.Name}, nil
+	}
+	d := define(&mcp.Tool{Name: "fake", Annotations: readOnly()}, h)
 	ctx := context.Background()
 	m := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
-	d.add(m)
+	mcp.AddTool(m, d.tool, h) // the SDK's own wrapper, not define's registration
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := m.Connect(ctx, st, nil)
 	if err != nil {

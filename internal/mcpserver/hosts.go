@@ -154,7 +154,7 @@ func (s *Server) view(ctx context.Context, name string) (*Server, error) {
 	v = &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, audit: s.audit, arrivals: &arrivals{},
 		// tmcp never runs inside a remote pane: no caller to guard there.
 		callers: &callerCache{lock: make(chan struct{}, 1), known: true},
-		screens: s.screens, cfg: cfg, schemas: s.schemas, host: name, hostViews: &hostViews{}}
+		screens: s.screens, cfg: cfg, host: name, hostViews: &hostViews{}}
 	v.keepJobs()
 	if s.hostViews.views == nil {
 		s.hostViews.views = map[string]*Server{}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -78,12 +79,11 @@ type Server struct {
 	hostViews *hostViews
 
 	// The tool registry, built on first use and kept, like the SDK's own
-	// tool set; schemas caches the SDK's resolution of its schemas, so an
+	// tool set; each tool resolves its input schema once (define), so an
 	// MCP server made again for the same tools resolves nothing twice.
 	registryOnce sync.Once
 	registry     []toolDef
 	byName       map[string]toolDef
-	schemas      *mcp.SchemaCache
 }
 
 // New returns a Server for a tmux connection. Close releases its streams.
@@ -95,7 +95,7 @@ func New(tc *tmux.Client, cfg Config) *Server {
 	rec := record.New(cfg.Record)
 	hub.Observe(rec)
 	s := &Server{tmux: tc, hub: hub, waits: wait.New(tc, hub, cfg.Ceiling), rec: rec, calls: newCallLog(), arrivals: &arrivals{},
-		callers: &callerCache{lock: make(chan struct{}, 1)}, screens: screen.NewRenderer(), cfg: cfg, schemas: mcp.NewSchemaCache(), hostViews: &hostViews{}}
+		callers: &callerCache{lock: make(chan struct{}, 1)}, screens: screen.NewRenderer(), cfg: cfg, hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
 	}
@@ -134,7 +134,7 @@ func (s *Server) WithTier(t Tier) *Server {
 	cfg := s.cfg
 	cfg.Tier = t
 	return &Server{tmux: s.tmux, hub: s.hub, waits: s.waits, rec: s.rec, audit: s.audit, calls: s.calls, arrivals: s.arrivals, callers: s.callers,
-		screens: s.screens, shells: s.shells, cfg: cfg, schemas: s.schemas, host: s.host, hostViews: s.hostViews}
+		screens: s.screens, shells: s.shells, cfg: cfg, host: s.host, hostViews: s.hostViews}
 }
 
 // Tmux returns the connection to the local tmux server.
@@ -191,10 +191,16 @@ type toolDef struct {
 	// handler is the typed handler (an mcp.ToolHandlerFor[In, Out]) that
 	// a call routed to a remote host's view runs there.
 	handler any
+	// out is the handler's Out type, whose values structured encodes.
+	out reflect.Type
+	// outcome says the tool's result may have the fields an audit line
+	// reads its outcome from (see observe).
+	outcome bool
 }
 
 // define binds a typed handler to its tool, with both schemas derived
-// from In and Out and made compact (see schema.go).
+// from In and Out and made compact (see schema.go); addTool registers it
+// (see reply.go for what its replies skip).
 func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	t.InputSchema = schemaFor[In](false)
 	result := fullSchema[Out]()
@@ -210,8 +216,17 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 		}
 		return h(ctx, req, in)
 	}
-	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { mcp.AddTool(m, t, routed) }, result: result,
-		call: invokerFor(t, routed), handler: h}
+	// Resolved when first registered, after the host argument is added
+	// (addHostArg), and kept for every MCP server made later.
+	input := sync.OnceValue(func() *jsonschema.Resolved {
+		rs, err := t.InputSchema.(*jsonschema.Schema).Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		if err != nil {
+			panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // as mcp.AddTool does: schemas are fixed at build time
+		}
+		return rs
+	})
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { addTool(m, t, input(), routed) }, result: result,
+		call: invokerFor(t, routed), handler: h, out: reflect.TypeFor[Out](), outcome: reportsOutcome(out)}
 }
 
 // definition returns the tool called name.
@@ -264,7 +279,7 @@ func (s *Server) buildDefinitions() []toolDef {
 func (s *Server) MCPServer(ctx context.Context) *mcp.Server {
 	feeds := s.newFeeds()
 	m := mcp.NewServer(&mcp.Implementation{Name: "tmcp", Title: "tmux for agents", Version: s.cfg.Version},
-		feeds.options(&mcp.ServerOptions{Instructions: s.Instructions(ctx), SchemaCache: s.schemas}))
+		feeds.options(&mcp.ServerOptions{Instructions: s.Instructions(ctx)}))
 	for _, d := range s.definitions() {
 		if d.tier <= s.cfg.Tier {
 			d.add(m)

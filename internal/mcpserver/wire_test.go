@@ -13,7 +13,7 @@ import (
 )
 
 // newTestServer returns a Server at tier on a private tmux server.
-func newTestServer(t *testing.T, tier Tier) *Server {
+func newTestServer(t testing.TB, tier Tier) *Server {
 	t.Helper()
 	srv := tmuxtest.New(t)
 	tc, err := tmux.New(context.Background(), tmux.Options{SocketPath: srv.Socket})
