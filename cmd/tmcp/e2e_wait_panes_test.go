@@ -178,33 +178,40 @@ func TestWaitForTextAcrossPanesRefusesWhatItCannotDo(t *testing.T) {
 // clients itself (their output pipes are handed to the server), so the
 // kernel's count of what the tmux server wrote is an upper bound on what
 // tmcp received: over a second of flood, once the pane was muted, it must
-// stay within what answering this test's own tmux commands takes. (The
-// count of %output lines, zero, is made where tmcp reads them, in
-// internal/tmux's TestAnUnwatchedFloodingPaneSendsNothingOnceMuted.)
+// stay within what answering this test's own tmux commands takes, and the
+// piece of output each re-arm lets through before its mute takes effect
+// (tmcp continues a muted pane after 250 ms, then after twice as long each
+// time it still writes: at most two re-arms in a second), against the
+// megabytes the pane writes. (The count of %output lines is made where
+// tmcp reads them, in internal/tmux's
+// TestAnUnwatchedFloodingPaneSendsNothingOnceMuted.)
 func TestTmuxSendsTmcpNothingOfAFloodInAPaneNobodyWatches(t *testing.T) {
 	// quiet bounds the bytes the server writes in that second: replies to
-	// the test's own commands, a few hundred bytes; the flood is megabytes.
-	const quiet = 4096
+	// the test's own commands, a few hundred bytes, and two re-arms' pieces,
+	// each at most eight of tmux's 8 KiB refills of a control client; the flood is
+	// megabytes.
+	const quiet = 4096 + 2*(64<<10)
 	f := newWaitFixture(t)
 	flooding := newShellWindow(t, f.srv)
 	f.forget()
 	ch := f.s.async("wait_for_text", map[string]any{"paneId": f.pane, "patterns": []string{"never printed"}, "timeoutSeconds": 4})
 	f.underway(t, f.pane)
-	written := func() int {
+	io := func(field string) int {
 		t.Helper()
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", f.srv.PID()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "wchar: "); ok {
+			if v, ok := strings.CutPrefix(l, field+": "); ok {
 				n, _ := strconv.Atoi(v)
 				return n
 			}
 		}
-		t.Fatalf("no wchar in /proc/%d/io:\n%s", f.srv.PID(), b)
+		t.Fatalf("no %s in /proc/%d/io:\n%s", field, f.srv.PID(), b)
 		return 0
 	}
+	written := func() int { return io("wchar") }
 	f.srv.Must("send-keys", "-t", flooding, "yes flood-line-of-some-length", "Enter")
 	if !tmuxtest.WaitFor(settle, func() bool { // the history fills: it floods
 		n, _ := strconv.Atoi(paneFormat(f.srv, flooding, "#{history_size}"))
@@ -213,17 +220,20 @@ func TestTmuxSendsTmcpNothingOfAFloodInAPaneNobodyWatches(t *testing.T) {
 		t.Fatalf("pane %s never flooded its history", flooding)
 	}
 	f.srv.Must("clear-history", "-t", flooding)
-	before := written()
+	before, readBefore := written(), io("rchar")
 	// The point of the sleep: an absence, over a second of flood.
 	time.Sleep(time.Second)
-	after := written()
+	after, read := written(), io("rchar")-readBefore
+	if read < 20*quiet {
+		t.Fatalf("the tmux server read %d bytes in the second: too little flood for the test to prove anything", read)
+	}
 	if history := paneFormat(f.srv, flooding, "#{history_size}"); history == "0" {
 		t.Fatalf("the pane stopped writing: the test proves nothing")
 	}
 	if after-before > quiet {
 		t.Errorf("the tmux server wrote %d bytes during a second of flood in a pane nobody watches, want at most %d", after-before, quiet)
 	}
-	t.Logf("the tmux server wrote %d bytes during a second of flood", after-before)
+	t.Logf("the tmux server wrote %d bytes during a second of flood, and read %d", after-before, read)
 	if r, _ := decodeText[waitTextOut](t, "wait_for_text", awaitCall(t, "wait_for_text", ch).res); r.Outcome != "timeout" {
 		t.Errorf("the wait on %s: outcome %s, want timeout", f.pane, r.Outcome)
 	}

@@ -36,8 +36,11 @@ func TestShellReadingTellsALineEditorFromAShellAtWork(t *testing.T) {
 				}
 				return r
 			}
-			if !tmuxtest.WaitFor(5*time.Second, reading) {
-				t.Fatalf("%s at its prompt: not reading; /proc/%d/syscall: %s", sh.name, pid, procFile(pid, "syscall"))
+			// As the shell starts, no group may hold its terminal yet:
+			// /proc cannot tell until one does.
+			if !tmuxtest.WaitFor(5*time.Second, func() bool { r, known := f.s.shellReading(pid); return known && r }) {
+				r, known := f.s.shellReading(pid)
+				t.Fatalf("%s at its prompt: reading %v (known %v); /proc/%d/syscall: %s", sh.name, r, known, pid, procFile(pid, "syscall"))
 			}
 			substitution := "x=$(sleep 3)"
 			if sh.name == "fish" {
