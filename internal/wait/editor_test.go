@@ -77,7 +77,7 @@ func TestRunCommandRunsTheCommandAsGivenWhateverTheLineEditor(t *testing.T) {
 	for _, sh := range editorShells {
 		t.Run(sh.name, func(t *testing.T) {
 			f, id := newShellFixture(t, sh.name, sh.command)
-			f.configure(id, sh.setup)
+			f.configure(id, sh.name, sh.setup)
 			for _, c := range sh.cases {
 				r := f.runIn(id, c.command, c.suppress)
 				if got := statusOf(r); got != c.status || strings.Join(r.Lines, "|") != strings.Join(c.lines, "|") {
@@ -92,7 +92,7 @@ func TestRunCommandRunsTheCommandAsGivenWhateverTheLineEditor(t *testing.T) {
 // configure types setup at a shell's prompt as a person would, in a
 // directory of the test's that holds a file hello.txt, and waits for it
 // to have run.
-func (f *fixture) configure(id, setup string) {
+func (f *fixture) configure(id, shell, setup string) {
 	f.t.Helper()
 	dir := f.t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), nil, 0o600); err != nil {
@@ -103,5 +103,12 @@ func (f *fixture) configure(id, setup string) {
 	f.srv.Must("send-keys", "-t", id, "Enter")
 	if !tmuxtest.WaitFor(5*time.Second, func() bool { _, err := os.Stat(done); return err == nil }) {
 		f.t.Fatalf("the shell was never configured: %q", f.srv.Must("capture-pane", "-p", "-t", id))
+	}
+	// touch made the file, and may still hold the terminal: the runs are
+	// for the shell, back in front.
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		return strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", id, "#{pane_current_command}")) == shell
+	}) {
+		f.t.Fatalf("%s never came back in front after its set-up: %q", shell, f.srv.Must("display-message", "-p", "-t", id, "#{pane_current_command}"))
 	}
 }
