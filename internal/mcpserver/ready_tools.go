@@ -18,7 +18,8 @@ const defaultProbeWaitTimeout = 30 * time.Second
 func (s *Server) readyTools() []toolDef {
 	// It only looks, but at the network beyond tmux: open-world.
 	annotations := readOnly()
-	annotations.OpenWorldHint = nil
+	openWorld := true
+	annotations.OpenWorldHint = &openWorld
 	return []toolDef{
 		define(&mcp.Tool{Name: "wait_for_ready", Annotations: annotations,
 			Description: "Wait until a port listens or a URL answers (status 200-399), seen from the call's host; paneId: the server's pane, whose death or stop line ends it."}, s.waitForReady),
