@@ -189,7 +189,7 @@ func TestWaitForReadyEndsAtOnceWhenTheServersPaneDies(t *testing.T) {
 
 	// The server dies once the wait is seen waiting: at its first progress.
 	var once sync.Once
-	progress.watch("die", func() { once.Do(func() { srv.Must("send-keys", "-t", pane, "Enter") }) })
+	progress.watch("die", func() { once.Do(func() { _, _ = srv.Tmux("send-keys", "-t", pane, "Enter") }) })
 	params := &mcp.CallToolParams{Name: "wait_for_ready", Arguments: map[string]any{"target": "http://" + addr + "/", "paneId": pane, "timeoutSeconds": 15}}
 	params.SetProgressToken("die")
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -216,7 +216,7 @@ func TestWaitForReadyStopsOnAStopLine(t *testing.T) {
 	// not output, the line it prints is.
 	var once sync.Once
 	progress.watch("stop", func() {
-		once.Do(func() { srv.Must("send-keys", "-t", pane, "echo 'listen EADDR''INUSE'", "Enter") })
+		once.Do(func() { _, _ = srv.Tmux("send-keys", "-t", pane, "echo 'listen EADDR''INUSE'", "Enter") })
 	})
 	params := &mcp.CallToolParams{Name: "wait_for_ready", Arguments: map[string]any{"target": freeAddr(t), "paneId": pane,
 		"stop": []string{"EADDRINUSE"}, "timeoutSeconds": 15}}

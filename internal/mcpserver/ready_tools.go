@@ -73,7 +73,7 @@ func (s *Server) waitForReady(ctx context.Context, req *mcp.CallToolRequest, in 
 	}
 	t := s.waits.Clamp(in.TimeoutSeconds, defaultProbeWaitTimeout)
 	r, err := s.waits.WaitForReady(ctx, wait.ReadyRequest{Target: target, Interval: seconds(in.IntervalSeconds),
-		Stable: seconds(in.StableSeconds), Timeout: t, PaneID: id, Stop: in.Stop, Progress: progressFunc(ctx, req, t.Duration)})
+		Stable: seconds(in.StableSeconds), Timeout: t, PaneID: id, Stop: in.Stop, Progress: progressFunc(ctx, req, t.Duration), Watching: s.watching(ctx)})
 	if err != nil {
 		s.waitEnded(ctx, "failed", ids(id)...)
 		return nil, waitForReadyOut{}, explain("waiting for "+target.String()+" to be ready", err)

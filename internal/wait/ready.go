@@ -41,6 +41,8 @@ type ReadyRequest struct {
 	MaxLines int // of the pane's lines reported; 0: DefaultReadyLines
 	MaxBytes int // 0: DefaultReadyBytes
 	Progress func(elapsed time.Duration)
+	// Watching, if set, is called once the pane's stream is watched.
+	Watching func(paneID string)
 }
 
 // ReadyResult says how a readiness wait ended.
@@ -97,7 +99,7 @@ func (s *Service) WaitForReady(ctx context.Context, req ReadyRequest) (ReadyResu
 		paneCtx, cancelPane := context.WithCancel(ctx)
 		go func() {
 			r, err := s.WaitForText(paneCtx, TextRequest{PaneID: req.PaneID, Stop: req.Stop, StopOnly: true, MatchCase: true,
-				Timeout: req.Timeout, MaxLines: req.MaxLines, MaxBytes: req.MaxBytes})
+				Timeout: req.Timeout, MaxLines: req.MaxLines, MaxBytes: req.MaxBytes, Watching: req.Watching})
 			watch <- watched{r, err}
 		}()
 		stopWatch = func() { cancelPane() }

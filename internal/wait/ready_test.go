@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tmcp/tmcp/internal/probe"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
 )
 
 // TestWaitForReadyEndsOnTheProbeAStopLineOrThePanesEnd: a readiness wait
@@ -36,7 +37,7 @@ func TestWaitForReadyEndsOnTheProbeAStopLineOrThePanesEnd(t *testing.T) {
 		stop    []string
 		stable  time.Duration
 		timeout time.Duration
-		act     func(paneID string) // once the pane is watched
+		act     func(paneID string) // once the pane is watched, off the test's goroutine: it must not fail the test
 		outcome string
 		detail  string // in the last probe's detail
 		line    string // in the pane's lines
@@ -46,15 +47,18 @@ func TestWaitForReadyEndsOnTheProbeAStopLineOrThePanesEnd(t *testing.T) {
 		{name: "refused until the timeout", addr: refused, timeout: time.Second, outcome: OutcomeTimeout, detail: "connection refused"},
 		{name: "a stop line", addr: refused, pane: true, stop: []string{"EADDRINUSE"},
 			act: func(id string) {
-				f.srv.Must("send-keys", "-t", id, "echo listen EADDR''INUSE", "Enter")
+				_, _ = f.srv.Tmux("send-keys", "-t", id, "echo listen EADDR''INUSE", "Enter")
 			}, outcome: OutcomeStopped, line: "listen EADDRINUSE"},
 		{name: "the pane dies", addr: refused, pane: true,
 			act: func(id string) {
 				// It dies once its line is on screen: output a pane writes
 				// as it ends may be dropped by tmux, which is not the point.
-				f.srv.Must("send-keys", "-t", id, "echo crashed-$((40+2)); tmux wait-for died; exit 3", "Enter")
-				f.screenShows(id, "crashed-42")
-				f.srv.Must("wait-for", "-S", "died")
+				_, _ = f.srv.Tmux("send-keys", "-t", id, "echo crashed-$((40+2)); tmux wait-for died; exit 3", "Enter")
+				tmuxtest.WaitFor(5*time.Second, func() bool {
+					screen, _ := f.srv.Tmux("capture-pane", "-p", "-t", id)
+					return strings.Contains(screen, "crashed-42")
+				})
+				_, _ = f.srv.Tmux("wait-for", "-S", "died")
 			}, outcome: OutcomePaneDied, line: "crashed-42"},
 	}
 	for _, tt := range tests {
