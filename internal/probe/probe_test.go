@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,6 +183,64 @@ func TestRemoteScriptKeepsTheTargetOutOfTheCommandLine(t *testing.T) {
 	for _, f := range []string{"owned", "owned2"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("the URL ran a command on the far side (%s exists)", f)
+		}
+	}
+}
+
+// TestRemoteSaysWhatTheFarSideLacks runs the remote script with a PATH
+// that holds only sh: no curl, no bash, no nc.
+func TestRemoteSaysWhatTheFarSideLacks(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(sh, filepath.Join(dir, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	bare := Remote{Transport: []string{"env", "PATH=" + dir}}
+	for _, tt := range []struct{ target, want string }{
+		{"http://127.0.0.1:1/", "an HTTP probe needs curl on this host"},
+		{"127.0.0.1:1", "a TCP probe needs bash or nc on this host"},
+	} {
+		target, err := ParseTarget(tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := bare.Probe(context.Background(), target); r.OK || r.Detail != tt.want {
+			t.Errorf("probe of %s on a host with only sh: %+v, want %q", tt.target, r, tt.want)
+		}
+	}
+}
+
+// TestRemoteFailuresAreNamed reads what the far side's tools and ssh say
+// when a probe finds nothing to judge.
+func TestRemoteFailuresAreNamed(t *testing.T) {
+	web, tcp := Target{URL: "http://x/"}, Target{Addr: "x:1"}
+	tests := []struct {
+		name   string
+		target Target
+		status int
+		stderr string
+		ok     bool
+		want   string
+	}{
+		{"port open", tcp, 0, "", true, "accepting connections"},
+		{"bash refused", tcp, 1, "bash: connect: Connection refused\nbash: line 1: /dev/tcp/x/1: Connection refused\n", false, "connection refused"},
+		{"nc refused", tcp, 1, "", false, "not accepting connections"},
+		{"timeout(1)", tcp, timedOut, "", false, "no answer in time"},
+		{"killed", web, -1, "", false, "no answer in time"},
+		{"ssh failed", web, sshFailed, "ssh: connect to host far port 22: Connection refused\n", false, "ssh: connect to host far port 22: Connection refused"},
+		{"ssh lost", web, sshFailed, "Connection closed by 127.0.0.1 port 22\n", false, "ssh: Connection closed by 127.0.0.1 port 22"},
+		{"curl refused", web, 7, "curl: (7) Failed to connect to x port 1 after 0 ms: Couldn't connect to server\n", false, "connection refused"},
+		{"curl timeout", web, 28, "curl: (28) Connection timed out after 2001 milliseconds\n", false, "no answer in time"},
+		{"curl certificate", web, 60, "curl: (60) SSL certificate problem: certificate has expired\nMore details here\n", false,
+			"TLS: SSL certificate problem: certificate has expired (insecure: true accepts it)"},
+		{"curl dns", web, 6, "curl: (6) Could not resolve host: x\n", false, "Could not resolve host: x"},
+	}
+	for _, tt := range tests {
+		if r := remoteFailure(tt.target, tt.status, tt.stderr); r.OK != tt.ok || r.Detail != tt.want {
+			t.Errorf("%s: %+v, want ok %v %q", tt.name, r, tt.ok, tt.want)
 		}
 	}
 }

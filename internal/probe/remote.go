@@ -157,7 +157,7 @@ func remoteFailure(t Target, status int, stderr string) Result {
 	case status == 0 && !t.HTTP():
 		return Result{OK: true, Detail: "accepting connections"}
 	case status == sshFailed:
-		return Result{Detail: bound("ssh: " + msg)}
+		return Result{Detail: bound("ssh: " + strings.TrimPrefix(msg, "ssh: "))}
 	case status == needsStatus && strings.HasPrefix(msg, "tmcp-probe: "):
 		return Result{Detail: strings.TrimPrefix(msg, "tmcp-probe: ")}
 	case status == timedOut || status == -1:
