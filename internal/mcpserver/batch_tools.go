@@ -26,7 +26,7 @@ const (
 
 // unbatchable are the waits: a batch must never multiply a wait bound
 // as many times as the batch holds waits.
-var unbatchable = map[string]bool{"run_command": true, "get_job": true, "wait_for_text": true, "wait_for_channel": true, "wait_for_command": true}
+var unbatchable = map[string]bool{"run_command": true, "get_job": true, "wait_for_text": true, "wait_for_channel": true, "wait_for_command": true, "wait_for_ready": true}
 
 // batchNames are the batch tools, by the tier of the calls they run.
 var batchNames = map[Tier]string{

@@ -21,6 +21,7 @@ var waitDefaults = map[string]time.Duration{
 	"wait_for_text":    defaultWaitTimeout,
 	"wait_for_command": defaultWaitTimeout,
 	"wait_for_channel": defaultChannelTimeout,
+	"wait_for_ready":   defaultProbeWaitTimeout,
 	"get_job":          0,
 }
 

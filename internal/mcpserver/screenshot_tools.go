@@ -16,7 +16,7 @@ import (
 func (s *Server) screenshotTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "screenshot_pane", Annotations: readOnly(),
-			Description: "A pane as a terminal draws it, in a PNG; theme dark or light; startLine/endLine as capture_pane."}, s.screenshotPane),
+			Description: "A pane as a terminal draws it, as PNG; theme dark|light; startLine/endLine as capture_pane."}, s.screenshotPane),
 	}
 }
 

@@ -67,10 +67,11 @@ func tierOf(a *mcp.ToolAnnotations) Tier {
 	return Mutating
 }
 
-// Annotations for the three kinds of tool. No tool reaches outside the
-// tmux server, so none is open-world. None has a title: each would only
-// repeat the tool's name with spaces, at about 25 bytes of every
-// tools/list a client pays for, and a client shows the name without one.
+// Annotations for the three kinds of tool. Only wait_for_ready reaches
+// outside the tmux server, and says so itself; none other is open-world.
+// None has a title: each would only repeat the tool's name with spaces,
+// at about 25 bytes of every tools/list a client pays for, and a client
+// shows the name without one.
 func readOnly() *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 }

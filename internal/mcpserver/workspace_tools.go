@@ -16,7 +16,7 @@ import (
 func (s *Server) workspaceTools() []toolDef {
 	return []toolDef{
 		define(&mcp.Tool{Name: "build_workspace", Annotations: mutating(false),
-			Description: "Build a session from tmuxp-style YAML (windows, panes, layout, dirs, commands typed at each shell's first prompt)."}, s.buildWorkspace),
+			Description: "Build a session from tmuxp-style YAML (windows, panes, layout, dirs, commands typed at first prompts)."}, s.buildWorkspace),
 	}
 }
 

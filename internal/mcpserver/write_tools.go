@@ -15,7 +15,7 @@ func (s *Server) writeTools() []toolDef {
 		define(&mcp.Tool{Name: "send_keys", Annotations: mutating(false),
 			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name (C-c) is that key."}, s.sendKeys),
 		define(&mcp.Tool{Name: "paste_text", Annotations: mutating(false),
-			Description: "Paste exact text into a pane; nothing is read as keys."}, s.pasteText),
+			Description: "Paste exact text into a pane, never read as keys."}, s.pasteText),
 		define(&mcp.Tool{Name: "create_session", Annotations: mutating(false),
 			Description: "Create a detached session."}, s.createSession),
 		define(&mcp.Tool{Name: "create_window", Annotations: mutating(false),

@@ -116,6 +116,11 @@ func (c *Client) Version() string { return c.version }
 // transport (ssh): local files and processes say nothing about it.
 func (c *Client) Remote() bool { return len(c.launcher.Prefix) > 0 }
 
+// Transport returns a copy of the argv that runs a command on the
+// server's host (`ssh … -- HOST`), or nil for a local server: what a probe
+// of that host's network runs through, on the same shared connection.
+func (c *Client) Transport() []string { return append([]string(nil), c.launcher.Prefix...) }
+
 // Binary returns the resolved path of the tmux executable.
 func (c *Client) Binary() string { return c.binary }
 

@@ -114,6 +114,9 @@ type TextRequest struct {
 	// Watching, if set, is called once the pane's stream is watched: the
 	// moment the wait begins.
 	Watching func(paneID string)
+	// StopOnly: with no Patterns, output ends nothing; only a stop pattern
+	// or the pane's end does (a wait that watches a pane beside another).
+	StopOnly bool
 }
 
 // TextResult says why a wait ended and what the pane wrote meanwhile.
@@ -476,7 +479,7 @@ func (w *textWait) judge(lines []string, ends []int64) int {
 	}
 	for i, l := range lines {
 		if !w.m.HasPatterns() {
-			if w.req.Idle > 0 {
+			if w.req.Idle > 0 || w.req.StopOnly {
 				return -1
 			}
 			w.res.Outcome, w.res.Matched = OutcomeOutput, excerpt(l, nil)
