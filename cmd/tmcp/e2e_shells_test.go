@@ -27,11 +27,9 @@ var plainShells = map[string]string{
 	"fish": "fish --no-config -C 'function fish_prompt; printf \"\\$ \"; end'",
 }
 
-// typedRun matches the line run_command types for a command typed as
-// written (in zsh with nocorrect), and captures the command.
-var typedRun = regexp.MustCompile(`^[$#]  ?\((?:nocorrect )?__tmcp ([0-9a-f]{5})&&\((.*)\)\);__tmcp ([0-9a-f]{5}) \$\?$`)
-
-func TestRunCommandInEveryShellOverStdio(t *testing.T) {
+// everyShell runs test, in parallel, in each shell run_command drives,
+// without and (bash, zsh, fish) with tmcp init; name is the subtest's.
+func everyShell(t *testing.T, test func(t *testing.T, shell, name string, integrated bool)) {
 	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
 		for _, integrated := range []bool{false, true} {
 			if integrated && (shell == "dash" || shell == "mksh") {
@@ -43,125 +41,135 @@ func TestRunCommandInEveryShellOverStdio(t *testing.T) {
 					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
 				}
 				t.Parallel()
-				srv := tmuxtest.New(t)
-				home := t.TempDir()
-				var pane string
-				if integrated {
-					// The shell's history in a file of the test's.
-					rc := "HISTFILE=" + filepath.Join(home, "hist")
-					if shell == "fish" {
-						rc = "set -g fish_history tmcp_test"
-					}
-					pane = integratedPane(t, srv, shell, rc)
-				} else {
-					pane = newWindow(srv, "env HOME="+home+" HISTFILE="+filepath.Join(home, "hist")+" "+strings.TrimPrefix(plainShells[shell], "env "))
-					waitPrompt(t, srv, pane)
-				}
-				s := startTMCP(t, srv, "")
-				run := func(command string, wantStatus string, wantText string) {
-					t.Helper()
-					r, text := s.runCmd(map[string]any{"paneId": pane, "command": command, "timeoutSeconds": 15})
-					if status(r.ExitStatus) != wantStatus || text != wantText {
-						t.Fatalf("%s: run_command %.50q: %+v output %q, want %s and %q", name, command, r, text, wantStatus, wantText)
-					}
-				}
-				run("echo 'build done'", "0", "build done")
-				run("echo 'build done'", "0", "build done")
-				if integrated {
-					// tmcp has seen the shell's marks: the second run is the
-					// command as written, alone, the last line typed.
-					screen := bareCapture(srv, pane)
-					i := slices.IndexFunc(screen, func(l string) bool { return strings.Contains(l, "echo 'build done'") && !strings.Contains(l, "__tmcp") })
-					// fish shows the space typed after it (see fishPasted).
-					if i < 0 || strings.TrimRight(screen[i], " ") != "$ echo 'build done'" || slices.ContainsFunc(screen[i:], func(l string) bool { return strings.Contains(l, "__tmcp") }) {
-						t.Fatalf("%s: the second run is not the command alone on screen: %q", name, screen)
-					}
-				}
-				// What the person sees: the command as written, 34 bytes more.
-				if shell != "fish" && !integrated {
-					screen := bareCapture(srv, pane)
-					i := slices.IndexFunc(screen, func(l string) bool { return typedRun.MatchString(l) })
-					if i < 0 {
-						t.Fatalf("%s: no typed line of the form %s on screen: %q", name, typedRun, screen)
-					}
-					m := typedRun.FindStringSubmatch(screen[i])
-					if m[2] != "echo 'build done'" || m[1] != m[3] {
-						t.Errorf("%s: typed line %q, want the command as written", name, screen[i])
-					}
-					// mksh's line begins with a space; zsh's holds nocorrect.
-					if extra := len(screen[i]) - len("$ ") - len(m[2]) - len(map[string]string{"zsh": "nocorrect "}[shell]); extra > 40 {
-						t.Errorf("%s: %d bytes of tmcp's own on the typed line, want 40 at most, and zsh's nocorrect", name, extra)
-					}
-					if slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "__tmcp_l") }) {
-						t.Errorf("%s: the line that handed the helper over stays on screen: %q", name, screen)
-					}
-				}
-				// exit ends the command, not the shell, in fish too (it runs
-				// the command in itself): the same process runs the next one.
-				panePID := paneFormat(srv, pane, "#{pane_pid}")
-				var fishPID string
-				if shell == "fish" {
-					_, fishPID = s.runCmd(map[string]any{"paneId": pane, "command": "echo $fish_pid", "timeoutSeconds": 15})
-				}
-				run("echo before; exit 3", "3", "before")
-				if shell == "fish" {
-					run("begin; exit 4; end; echo not-reached", "4", "")
-					run("echo $fish_pid", "0", fishPID)
-				}
-				if now := paneFormat(srv, pane, "#{pane_pid} #{pane_dead}"); now != panePID+" 0" {
-					t.Fatalf("%s: after exit 3 the pane's process and deadness are %q, want %s alive", name, now, panePID)
-				}
-				if shell == "fish" {
-					run("for i in 1 2\n  echo line $i\nend", "0", "line 1\nline 2")
-				} else {
-					run("for i in 1 2\ndo\n  echo line $i\ndone", "0", "line 1\nline 2")
-				}
-				run("printf '%s|%s\\n' \"it's\" 'a\tb'", "0", "it's|a\tb")
-
-				// C-c while the command runs, once sleep is in front.
-				ch := s.async("run_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30", "timeoutSeconds": 20})
-				shellPID, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
-				if !tmuxtest.WaitFor(settle, func() bool {
-					return slices.ContainsFunc(descendants(shellPID), func(pid int) bool { return cmdline(pid) == "sleep 30" })
-				}) {
-					t.Fatalf("%s: sleep never ran: %q", name, bareCapture(srv, pane))
-				}
-				s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-c", "enter": false}, nil)
-				r, text := decodeText[jobOut](t, "run_command", awaitCall(t, "run_command", ch).res)
-				if status(r.ExitStatus) != "130" || text != "started" {
-					t.Fatalf("%s: C-c: %+v output %q, want 130 and %q", name, r, text, "started")
-				}
-				run("echo alive", "0", "alive")
-
-				history := map[string]string{"bash": "history", "zsh": "fc -ln 1", "fish": "history", "mksh": "fc -l 1 99999"}[shell]
-				if history == "" {
-					return
-				}
-				file := filepath.Join(t.TempDir(), "history")
-				srv.Must("send-keys", "-t", pane, " "+history+" >"+file+".part; mv "+file+".part "+file, "Enter")
-				var kept string
-				if !tmuxtest.WaitFor(settle, func() bool {
-					b, err := os.ReadFile(file)
-					kept = string(b)
-					return err == nil
-				}) {
-					t.Fatalf("%s: the history was never written", name)
-				}
-				for _, want := range []string{"echo 'build done'", "echo before;", "echo alive"} {
-					if !strings.Contains(kept, want) {
-						t.Errorf("%s: history lacks %q:\n%s", name, want, kept)
-					}
-				}
-				for _, line := range strings.Split(kept, "\n") {
-					// zsh keeps it, unless tmcp init is loaded (README).
-					handing := shell == "zsh" && !integrated && strings.Contains(line, `eval "$__tmcp_l"`)
-					if strings.Contains(line, "__tmcp") && !handing {
-						t.Errorf("%s: history holds tmcp's text: %q", name, line)
-					}
-				}
+				test(t, shell, name, integrated)
 			})
 		}
 	}
+}
+
+// typedRun matches the line run_command types for a command typed as
+// written (in zsh with nocorrect), and captures the command.
+var typedRun = regexp.MustCompile(`^[$#]  ?\((?:nocorrect )?__tmcp ([0-9a-f]{5})&&\((.*)\)\);__tmcp ([0-9a-f]{5}) \$\?$`)
+
+func TestRunCommandInEveryShellOverStdio(t *testing.T) {
+	everyShell(t, func(t *testing.T, shell, name string, integrated bool) {
+		srv := tmuxtest.New(t)
+		home := t.TempDir()
+		var pane string
+		if integrated {
+			// The shell's history in a file of the test's.
+			rc := "HISTFILE=" + filepath.Join(home, "hist")
+			if shell == "fish" {
+				rc = "set -g fish_history tmcp_test"
+			}
+			pane = integratedPane(t, srv, shell, rc)
+		} else {
+			pane = newWindow(srv, "env HOME="+home+" HISTFILE="+filepath.Join(home, "hist")+" "+strings.TrimPrefix(plainShells[shell], "env "))
+			waitPrompt(t, srv, pane)
+		}
+		s := startTMCP(t, srv, "")
+		run := func(command string, wantStatus string, wantText string) {
+			t.Helper()
+			r, text := s.runCmd(map[string]any{"paneId": pane, "command": command, "timeoutSeconds": 15})
+			if status(r.ExitStatus) != wantStatus || text != wantText {
+				t.Fatalf("%s: run_command %.50q: %+v output %q, want %s and %q", name, command, r, text, wantStatus, wantText)
+			}
+		}
+		run("echo 'build done'", "0", "build done")
+		run("echo 'build done'", "0", "build done")
+		if integrated {
+			// tmcp has seen the shell's marks: the second run is the
+			// command as written, alone, the last line typed.
+			screen := bareCapture(srv, pane)
+			i := slices.IndexFunc(screen, func(l string) bool { return strings.Contains(l, "echo 'build done'") && !strings.Contains(l, "__tmcp") })
+			// fish shows the space typed after it (see fishPasted).
+			if i < 0 || strings.TrimRight(screen[i], " ") != "$ echo 'build done'" || slices.ContainsFunc(screen[i:], func(l string) bool { return strings.Contains(l, "__tmcp") }) {
+				t.Fatalf("%s: the second run is not the command alone on screen: %q", name, screen)
+			}
+		}
+		// What the person sees: the command as written, 34 bytes more.
+		if shell != "fish" && !integrated {
+			screen := bareCapture(srv, pane)
+			i := slices.IndexFunc(screen, func(l string) bool { return typedRun.MatchString(l) })
+			if i < 0 {
+				t.Fatalf("%s: no typed line of the form %s on screen: %q", name, typedRun, screen)
+			}
+			m := typedRun.FindStringSubmatch(screen[i])
+			if m[2] != "echo 'build done'" || m[1] != m[3] {
+				t.Errorf("%s: typed line %q, want the command as written", name, screen[i])
+			}
+			// mksh's line begins with a space; zsh's holds nocorrect.
+			if extra := len(screen[i]) - len("$ ") - len(m[2]) - len(map[string]string{"zsh": "nocorrect "}[shell]); extra > 40 {
+				t.Errorf("%s: %d bytes of tmcp's own on the typed line, want 40 at most, and zsh's nocorrect", name, extra)
+			}
+			if slices.ContainsFunc(screen, func(l string) bool { return strings.Contains(l, "__tmcp_l") }) {
+				t.Errorf("%s: the line that handed the helper over stays on screen: %q", name, screen)
+			}
+		}
+		// exit ends the command, not the shell, in fish too (it runs
+		// the command in itself): the same process runs the next one.
+		panePID := paneFormat(srv, pane, "#{pane_pid}")
+		var fishPID string
+		if shell == "fish" {
+			_, fishPID = s.runCmd(map[string]any{"paneId": pane, "command": "echo $fish_pid", "timeoutSeconds": 15})
+		}
+		run("echo before; exit 3", "3", "before")
+		if shell == "fish" {
+			run("begin; exit 4; end; echo not-reached", "4", "")
+			run("echo $fish_pid", "0", fishPID)
+		}
+		if now := paneFormat(srv, pane, "#{pane_pid} #{pane_dead}"); now != panePID+" 0" {
+			t.Fatalf("%s: after exit 3 the pane's process and deadness are %q, want %s alive", name, now, panePID)
+		}
+		if shell == "fish" {
+			run("for i in 1 2\n  echo line $i\nend", "0", "line 1\nline 2")
+		} else {
+			run("for i in 1 2\ndo\n  echo line $i\ndone", "0", "line 1\nline 2")
+		}
+		run("printf '%s|%s\\n' \"it's\" 'a\tb'", "0", "it's|a\tb")
+
+		// C-c while the command runs, once sleep is in front.
+		ch := s.async("run_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30", "timeoutSeconds": 20})
+		shellPID, _ := strconv.Atoi(paneFormat(srv, pane, "#{pane_pid}"))
+		if !tmuxtest.WaitFor(settle, func() bool {
+			return slices.ContainsFunc(descendants(shellPID), func(pid int) bool { return cmdline(pid) == "sleep 30" })
+		}) {
+			t.Fatalf("%s: sleep never ran: %q", name, bareCapture(srv, pane))
+		}
+		s.ok("send_keys", map[string]any{"paneId": pane, "keys": "C-c", "enter": false}, nil)
+		r, text := decodeText[jobOut](t, "run_command", awaitCall(t, "run_command", ch).res)
+		if status(r.ExitStatus) != "130" || text != "started" {
+			t.Fatalf("%s: C-c: %+v output %q, want 130 and %q", name, r, text, "started")
+		}
+		run("echo alive", "0", "alive")
+
+		history := map[string]string{"bash": "history", "zsh": "fc -ln 1", "fish": "history", "mksh": "fc -l 1 99999"}[shell]
+		if history == "" {
+			return
+		}
+		file := filepath.Join(t.TempDir(), "history")
+		srv.Must("send-keys", "-t", pane, " "+history+" >"+file+".part; mv "+file+".part "+file, "Enter")
+		var kept string
+		if !tmuxtest.WaitFor(settle, func() bool {
+			b, err := os.ReadFile(file)
+			kept = string(b)
+			return err == nil
+		}) {
+			t.Fatalf("%s: the history was never written", name)
+		}
+		for _, want := range []string{"echo 'build done'", "echo before;", "echo alive"} {
+			if !strings.Contains(kept, want) {
+				t.Errorf("%s: history lacks %q:\n%s", name, want, kept)
+			}
+		}
+		for _, line := range strings.Split(kept, "\n") {
+			// zsh keeps it, unless tmcp init is loaded (README).
+			handing := shell == "zsh" && !integrated && strings.Contains(line, `eval "$__tmcp_l"`)
+			if strings.Contains(line, "__tmcp") && !handing {
+				t.Errorf("%s: history holds tmcp's text: %q", name, line)
+			}
+		}
+	})
 }
 
 // TestRunCommandTypesIntoAShellReachedThroughSSHOnceItsMarksShowItsPrompt:

@@ -33,58 +33,46 @@ const printedMarks = `printf '\033]133;A\007\033]133;B\007\033]133;C\007\033]133
 // commands: each run's status and output are exact, as if the marks had
 // been text, and list_panes says of the shell what it said before.
 func TestMarksAProgramPrintsChangeNothingInEveryShell(t *testing.T) {
-	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
-		for _, integrated := range []bool{false, true} {
-			if integrated && (shell == "dash" || shell == "mksh") {
-				continue // tmcp init speaks bash, zsh and fish
-			}
-			name := shell + map[bool]string{false: "", true: " with tmcp init"}[integrated]
-			t.Run(name, func(t *testing.T) {
-				if _, err := exec.LookPath(shell); err != nil {
-					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-				}
-				t.Parallel()
-				srv := tmuxtest.New(t)
-				var pane string
-				if integrated {
-					pane = integratedPane(t, srv, shell, "")
-					waitPane(t, srv, pane, "#{?#{@tmcp_marks},set,}", "set")
-				} else {
-					home := t.TempDir()
-					pane = newWindow(srv, "env HOME="+home+" HISTFILE="+filepath.Join(home, "hist")+" "+strings.TrimPrefix(plainShells[shell], "env "))
-					waitPrompt(t, srv, pane)
-				}
-				s := startTMCP(t, srv, "")
-				run := func(command, wantStatus, wantText string) {
-					t.Helper()
-					r, text := s.runCmd(map[string]any{"paneId": pane, "command": command, "timeoutSeconds": 15})
-					if status(r.ExitStatus) != wantStatus || text != wantText || r.TimedOut {
-						t.Fatalf("%s: run_command %.60q: %+v output %q, want %s and %q", name, command, r, text, wantStatus, wantText)
-					}
-				}
-				run("echo first", "0", "first")
-				// The shell's next prompt, and its directory, come just
-				// after the run's end.
-				var before *shellOut
-				tmuxtest.WaitFor(settle, func() bool { before = listedShell(s, pane); return !integrated || before != nil && before.Cwd != "" })
-				if integrated != (before != nil && before.Cwd != "") {
-					t.Fatalf("%s: list_panes shell state %+v before the marks are printed", name, before)
-				}
-				run(printedMarks, "1", "printed")
-				run("echo next", "0", "next")
-				run("echo two", "0", "two")
-				run("printf '%s\\n' three", "0", "three")
-				var after *shellOut
-				tmuxtest.WaitFor(settle, func() bool { after = listedShell(s, pane); return !integrated || after != nil && after.Cwd != "" })
-				switch {
-				case !integrated && after != nil:
-					t.Errorf("%s: list_panes shell state %+v from marks a program printed, want none", name, after)
-				case integrated && (after == nil || after.State != "prompt" || status(after.LastStatus) != "0" || after.Cwd != before.Cwd):
-					t.Errorf("%s: list_panes shell state %+v after the printed marks, want at the prompt, status 0, cwd %q", name, after, before.Cwd)
-				}
-			})
+	everyShell(t, func(t *testing.T, shell, name string, integrated bool) {
+		srv := tmuxtest.New(t)
+		var pane string
+		if integrated {
+			pane = integratedPane(t, srv, shell, "")
+			waitPane(t, srv, pane, "#{?#{@tmcp_marks},set,}", "set")
+		} else {
+			home := t.TempDir()
+			pane = newWindow(srv, "env HOME="+home+" HISTFILE="+filepath.Join(home, "hist")+" "+strings.TrimPrefix(plainShells[shell], "env "))
+			waitPrompt(t, srv, pane)
 		}
-	}
+		s := startTMCP(t, srv, "")
+		run := func(command, wantStatus, wantText string) {
+			t.Helper()
+			r, text := s.runCmd(map[string]any{"paneId": pane, "command": command, "timeoutSeconds": 15})
+			if status(r.ExitStatus) != wantStatus || text != wantText || r.TimedOut {
+				t.Fatalf("%s: run_command %.60q: %+v output %q, want %s and %q", name, command, r, text, wantStatus, wantText)
+			}
+		}
+		run("echo first", "0", "first")
+		// The shell's next prompt, and its directory, come just
+		// after the run's end.
+		var before *shellOut
+		tmuxtest.WaitFor(settle, func() bool { before = listedShell(s, pane); return !integrated || before != nil && before.Cwd != "" })
+		if integrated != (before != nil && before.Cwd != "") {
+			t.Fatalf("%s: list_panes shell state %+v before the marks are printed", name, before)
+		}
+		run(printedMarks, "1", "printed")
+		run("echo next", "0", "next")
+		run("echo two", "0", "two")
+		run("printf '%s\\n' three", "0", "three")
+		var after *shellOut
+		tmuxtest.WaitFor(settle, func() bool { after = listedShell(s, pane); return !integrated || after != nil && after.Cwd != "" })
+		switch {
+		case !integrated && after != nil:
+			t.Errorf("%s: list_panes shell state %+v from marks a program printed, want none", name, after)
+		case integrated && (after == nil || after.State != "prompt" || status(after.LastStatus) != "0" || after.Cwd != before.Cwd):
+			t.Errorf("%s: list_panes shell state %+v after the printed marks, want at the prompt, status 0, cwd %q", name, after, before.Cwd)
+		}
+	})
 }
 
 // TestTheShellsNonceReachesNoReplyAndNoAuditLine drives a pane whose
