@@ -7,7 +7,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -204,13 +203,7 @@ func TestEveryExitAtEveryStepOfARunLeavesThePaneUsable(t *testing.T) {
 		for _, step := range typingSteps {
 			for _, way := range exitWays {
 				t.Run(shell+"/"+step.name+"/"+way.name, func(t *testing.T) {
-					if _, err := exec.LookPath(shell); err != nil {
-						t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-					}
-					t.Parallel()
-					srv := tmuxtest.New(t)
-					pane := newWindow(srv, plainShells[shell])
-					waitPrompt(t, srv, pane)
+					srv, pane := plainShellPane(t, shell)
 					s, id := heldRun(t, srv, pane, step.hold(shell), step.command)
 					if took := way.end(t, s); took > 0 {
 						t.Logf("tmcp exited %v after %s", took.Round(time.Millisecond), way.name)
@@ -240,13 +233,7 @@ func TestAPersonGetsAPromptBackWhereAKilledTmcpLeftARead(t *testing.T) {
 		for _, hold := range []string{"helper", "handover"} {
 			for _, key := range []string{"Enter", "C-c"} {
 				t.Run(shell+"/"+hold+"/"+key, func(t *testing.T) {
-					if _, err := exec.LookPath(shell); err != nil {
-						t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-					}
-					t.Parallel()
-					srv := tmuxtest.New(t)
-					pane := newWindow(srv, plainShells[shell])
-					waitPrompt(t, srv, pane)
+					srv, pane := plainShellPane(t, shell)
 					s, id := heldRun(t, srv, pane, hold, "echo ran\necho twice")
 					killTMCPAndItsClients(t, s)
 					srv.Must("send-keys", "-t", pane, key)
@@ -267,13 +254,7 @@ func TestADetachedRunRunsWhateverEndsTmcpOnceItReturns(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
 		for _, way := range exitWays {
 			t.Run(shell+"/"+way.name, func(t *testing.T) {
-				if _, err := exec.LookPath(shell); err != nil {
-					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-				}
-				t.Parallel()
-				srv := tmuxtest.New(t)
-				pane := newWindow(srv, plainShells[shell])
-				waitPrompt(t, srv, pane)
+				srv, pane := plainShellPane(t, shell)
 				s := startTMCPOwningStdin(t, srv, "")
 				job := replyFields[jobOut](t, "run_command", s.call("run_command", map[string]any{"paneId": pane,
 					"command": "sleep 1; echo done", "detach": true}))
@@ -302,13 +283,7 @@ func TestEOFOrSIGTERMAsARunIsTypedFinishesIt(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
 		for _, way := range exitWays[:3] {
 			t.Run(shell+"/"+way.name, func(t *testing.T) {
-				if _, err := exec.LookPath(shell); err != nil {
-					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-				}
-				t.Parallel()
-				srv := tmuxtest.New(t)
-				pane := newWindow(srv, plainShells[shell])
-				waitPrompt(t, srv, pane)
+				srv, pane := plainShellPane(t, shell)
 				s := startTMCPOwningStdin(t, srv, "")
 				s.async("run_command", map[string]any{"paneId": pane, "command": "echo ran", "timeoutSeconds": 30})
 				waitTypedLine(t, srv, pane)
@@ -353,13 +328,7 @@ func TestSendKeysAfterAKilledTmcpReachesAPrompt(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "dash", "mksh", "fish"} {
 		for _, hold := range []string{"helper", "handover"} {
 			t.Run(shell+"/"+hold, func(t *testing.T) {
-				if _, err := exec.LookPath(shell); err != nil {
-					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-				}
-				t.Parallel()
-				srv := tmuxtest.New(t)
-				pane := newWindow(srv, plainShells[shell])
-				waitPrompt(t, srv, pane)
+				srv, pane := plainShellPane(t, shell)
 				s, _ := heldRun(t, srv, pane, hold, "echo ran\necho twice")
 				killTMCPAndItsClients(t, s)
 				const typed = "stty -a | grep -o -- ' -*echo ' | sed s/^/TTY:/"

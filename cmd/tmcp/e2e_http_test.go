@@ -367,6 +367,36 @@ func progressSignal() (chan struct{}, *mcp.ClientOptions) {
 	}}
 }
 
+// auditLine is what the HTTP tests read of a line of the audit log.
+type auditLine struct {
+	Tool, Outcome, Session, Token string
+}
+
+// awaitAuditLine returns the first line of the audit log in file for
+// which want holds, once one is written, or fails the test after settle.
+func awaitAuditLine(t *testing.T, file string, want func(auditLine) bool) auditLine {
+	t.Helper()
+	var line auditLine
+	if !tmuxtest.WaitFor(settle, func() bool {
+		f, err := os.Open(file)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		for sc := bufio.NewScanner(f); sc.Scan(); {
+			line = auditLine{}
+			if json.Unmarshal(sc.Bytes(), &line) == nil && want(line) {
+				return true
+			}
+		}
+		return false
+	}) {
+		b, _ := os.ReadFile(file)
+		t.Fatalf("no such audit line within %v:\n%s", settle, b)
+	}
+	return line
+}
+
 func TestHTTPCancelledWaitEndsAndIsAuditedWithSessionAndToken(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
@@ -379,24 +409,7 @@ func TestHTTPCancelledWaitEndsAndIsAuditedWithSessionAndToken(t *testing.T) {
 	got := startWait(ctx, t, s, progressed, pane)
 	cancel()
 	<-got
-	var line struct {
-		Tool, Outcome, Session, Token string
-	}
-	if !tmuxtest.WaitFor(settle, func() bool {
-		f, err := os.Open(audit)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
-		for sc := bufio.NewScanner(f); sc.Scan(); {
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Tool == "wait_for_text" {
-				return true
-			}
-		}
-		return false
-	}) {
-		t.Fatalf("no audit line for the cancelled wait_for_text within %v", settle)
-	}
+	line := awaitAuditLine(t, audit, func(l auditLine) bool { return l.Tool == "wait_for_text" })
 	// The fingerprint is the first 8 hex digits of the token's SHA-256.
 	sum := sha256.Sum256([]byte(testToken))
 	fingerprint := hex.EncodeToString(sum[:])[:8]
@@ -996,18 +1009,7 @@ func TestHTTPServesBothProtocolVersionsAtOnce(t *testing.T) {
 	waiting := startWait(ctx, t, current, progressed, pane)
 	cancel()
 	<-waiting
-	if !tmuxtest.WaitFor(settle, func() bool {
-		b, _ := os.ReadFile(audit)
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, `"tool":"wait_for_text"`) && strings.Contains(l, `"outcome":"cancelled"`) {
-				return true
-			}
-		}
-		return false
-	}) {
-		b, _ := os.ReadFile(audit)
-		t.Errorf("no audit line of a cancelled wait_for_text within %v:\n%s", settle, b)
-	}
+	awaitAuditLine(t, audit, func(l auditLine) bool { return l.Tool == "wait_for_text" && l.Outcome == "cancelled" })
 	if tools := current.tools(); len(tools) == 0 || len(tools) != len(legacy.tools()) {
 		t.Errorf("tools/list: %d tools over 2026-07-28, %d over 2025-11-25; want the same, and some", len(tools), len(legacy.tools()))
 	}

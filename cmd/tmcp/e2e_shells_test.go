@@ -27,6 +27,27 @@ var plainShells = map[string]string{
 	"fish": "fish --no-config -C 'function fish_prompt; printf \"\\$ \"; end'",
 }
 
+// needShell fails the test when shell is not installed.
+func needShell(t *testing.T, shell string) {
+	t.Helper()
+	if _, err := exec.LookPath(shell); err != nil {
+		t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
+	}
+}
+
+// plainShellPane runs the test in parallel, on a tmux server of its own
+// whose new window runs shell with no configuration, and returns the
+// server and that window's pane once its prompt shows.
+func plainShellPane(t *testing.T, shell string) (*tmuxtest.Server, string) {
+	t.Helper()
+	needShell(t, shell)
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	pane := newWindow(srv, plainShells[shell])
+	waitPrompt(t, srv, pane)
+	return srv, pane
+}
+
 // everyShell runs test, in parallel, in each shell run_command drives,
 // without and (bash, zsh, fish) with tmcp init; name is the subtest's.
 func everyShell(t *testing.T, test func(t *testing.T, shell, name string, integrated bool)) {
@@ -37,9 +58,7 @@ func everyShell(t *testing.T, test func(t *testing.T, shell, name string, integr
 			}
 			name := shell + map[bool]string{false: "", true: " with tmcp init"}[integrated]
 			t.Run(name, func(t *testing.T) {
-				if _, err := exec.LookPath(shell); err != nil {
-					t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-				}
+				needShell(t, shell)
 				t.Parallel()
 				test(t, shell, name, integrated)
 			})

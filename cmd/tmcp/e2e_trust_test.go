@@ -6,7 +6,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,9 +81,7 @@ func TestMarksAProgramPrintsChangeNothingInEveryShell(t *testing.T) {
 func TestTheShellsNonceReachesNoReplyAndNoAuditLine(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
-			if _, err := exec.LookPath(shell); err != nil {
-				t.Fatalf("%s is not installed: scripts/install-deps.sh installs it", shell)
-			}
+			needShell(t, shell)
 			t.Parallel()
 			srv := tmuxtest.New(t)
 			pane := integratedPane(t, srv, shell, "")
