@@ -503,12 +503,6 @@ func randomGeneration() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// nonceLookups are the delays before each look at a pane's marks option
-// once its stream saw a mark with a nonce it does not know: the shell
-// that wrote it sets the option in the background as it starts, and its
-// first prompt may come first.
-var nonceLookups = [...]time.Duration{0, 50 * time.Millisecond, 250 * time.Millisecond, time.Second}
-
 // nonceLookupGap is the least time between two lookups for one stream: a
 // program that prints marks with made-up nonces costs tmux little.
 const nonceLookupGap = 250 * time.Millisecond
@@ -521,7 +515,10 @@ func (h *Hub) lookUpNonce(s *Stream) {
 		time.Sleep(nonceLookupGap)
 		s.lookedUp()
 	}()
-	for _, d := range nonceLookups {
+	// The delays before each look: the shell that wrote the mark sets the
+	// option in the background as it starts, and its first prompt may
+	// come first.
+	for _, d := range [...]time.Duration{0, 50 * time.Millisecond, 250 * time.Millisecond, time.Second} {
 		select {
 		case <-time.After(d):
 		case <-s.Done():
