@@ -185,6 +185,11 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	if holder := s.jobs.claim(j); holder != nil {
 		return runResult{}, fmt.Errorf("pane %s is busy with job %s (%s); call get_job with that jobId, or send C-c to it", req.PaneID, holder.id, brief(holder.command))
 	}
+	// From here an interrupt key may cut what is typed: one sent as the
+	// first line goes may land after it, and one sent before the typing
+	// begins may reach a loaded shell only as the line does, which it
+	// then drops.
+	j.typingBegins()
 	linger := runLinger
 	if st := s.hub.Stream(req.PaneID); st != nil && st.Prompt().Marks {
 		linger = markedLinger
@@ -413,9 +418,6 @@ func (s *Service) send(ctx context.Context, paneID string, j *job, info tmux.Pan
 	if err := s.leaveRecall(ctx, paneID, t.recall); err != nil {
 		return err
 	}
-	// From here an interrupt key may cut what is typed: one sent as the
-	// first line goes may land after it.
-	j.typingBegins()
 	for i, st := range steps[:first] {
 		tctx := ctx
 		if i > 0 {
