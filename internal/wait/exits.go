@@ -208,6 +208,14 @@ func (s *Service) abortTyping(ctx context.Context, j *job) {
 		return
 	}
 	j.endNeverRan(neverRan)
+	// The run's own goroutine may have ended the job an instant before,
+	// and be writing its end: the Service stops writing ends once this
+	// returns, so wait until the end is handed to the keeper (done closes
+	// after it).
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+	}
 	if reading {
 		_ = s.hub.Keys(ctx, j.paneID, "C-c")
 	}
