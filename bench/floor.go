@@ -225,6 +225,7 @@ const (
 	eventOther    event = iota // a notification, or a line inside a block
 	eventBlockEnd              // the end of a guard block
 	eventOutput                // pane output: c.outputPane wrote c.data
+	eventPause                 // tmux paused c.outputPane's output for the client
 )
 
 // read reads and handles one line: a reply to one of this client's
@@ -255,6 +256,10 @@ func (c *controlFloor) read() (event, error) {
 		c.outputPane = append(c.outputPane[:0], pane...)
 		c.data = unescapeOutput(c.data[:0], data)
 		return eventOutput, nil
+	}
+	if pane, ok := bytes.CutPrefix(line, []byte("%pause ")); ok && c.number == "" {
+		c.outputPane = append(c.outputPane[:0], pane...)
+		return eventPause, nil
 	}
 	kind, number, flags, guard := parseGuard(string(line))
 	switch {

@@ -113,6 +113,7 @@ type config struct {
 	millions              int  // runs of the million-line row
 	floodBytes            int  // bytes of the flood
 	floodLines            bool // flood with short lines (yes), not one unbroken line
+	fills, fillsLoad      int  // -fills: panes whose fills are compared, and busy processes beside them
 	busySessions          int  // sessions of busy panes
 	busyPanes             int  // busy panes in each
 	json                  bool
@@ -149,6 +150,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		shortIterations, shortStarts, shortMillions, megabytes(shortFlood), shortBusySessions, shortBusyPanes))
 	fs.BoolVar(&cfg.json, "json", false, "write the figures as JSON instead of a table")
 	fs.StringVar(&cfg.charts, "charts", "", "also write the charts ("+latencyChart+", "+scaleChart+", "+floodChart+") as SVG into `DIR`")
+	fs.IntVar(&cfg.fills, "fills", 0, "instead of the table, compare with bare tmux clients how N panes' fills at once lose output, per way of carrying it")
+	fs.IntVar(&cfg.fillsLoad, "fills-load", 2, "busy processes beside tmux during -fills")
 	fs.BoolVar(&cfg.floodLines, "flood-lines", false, "flood with yes (2-byte lines) instead of one unbroken line of x; at 200 MB this takes minutes")
 	names := groupNames()
 	only := fs.String("only", "", "measure only these groups, comma-separated: "+strings.Join(names, ", "))
@@ -217,6 +220,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.Close()
+	if cfg.fills > 0 {
+		return fills(ctx, srv, dir, cfg.fills, cfg.fillsLoad, stdout)
+	}
 	version, err := srv.version(ctx)
 	if err != nil {
 		return err

@@ -215,12 +215,12 @@ func (w *worker) fill(ctx context.Context, wait bool) bool {
 		return true
 	}
 	w.needFill = false
-	if got, _ := r.num("totalBytes"); got != fillBytes {
-		w.wrong(r, "totalBytes %d, want %d", got, fillBytes)
-	}
 	want := make([]string, 500) // run_command keeps the last 500 lines by default
 	for i := range want {
 		want[i] = strconv.Itoa(fillLines - 500 + 1 + i)
+	}
+	if got, _ := r.num("totalBytes"); got != fillBytes && !r.flag("outputLost") {
+		w.wrong(r, "totalBytes %d, want %d", got, fillBytes)
 	}
 	w.checkRun(r, want, make([]string, fillLines), 0, fillLines-500)
 	w.segs = nil
@@ -284,6 +284,30 @@ func (w *worker) wrong(r reply, format string, args ...any) {
 		return
 	}
 	w.s.st.fail("wrong", "%s: %s; reply %s", r.describe(), fmt.Sprintf(format, args...), r.fieldsBrief())
+}
+
+// lost judges a finished run that says tmux dropped some of its output:
+// "lost", reported, unless what it does claim is untrue (a status other
+// than the command's, last lines other than its last lines, or no reason
+// given), which is "wrong". Both fail the soak; they are counted apart.
+func (w *worker) lost(r reply, want []string, status int) {
+	var bad []string
+	if st, ok := r.num("exitStatus"); ok && st != status {
+		bad = append(bad, fmt.Sprintf("exitStatus %d, want %d", st, status))
+	}
+	if got := r.lines(); len(got) > 0 && diffLines(got, want[max(len(want)-len(got), 0):]) != "" {
+		bad = append(bad, "lines: "+diffLines(got, want[max(len(want)-len(got), 0):]))
+	}
+	if r.str("reason") == "" {
+		bad = append(bad, "no reason")
+	}
+	w.synced = false
+	switch {
+	case len(bad) > 0:
+		w.wrong(r, "output lost, and %s", strings.Join(bad, "; "))
+	case !w.s.excusedAnswer(r):
+		w.s.st.fail("lost", "%s: output lost, reported: %s", r.describe(), r.str("reason"))
+	}
 }
 
 // echo runs a command whose one line and exit status are known.
@@ -370,6 +394,10 @@ func (w *worker) collect(ctx context.Context, job, command string, maxLines int)
 // last ones, dropped lines counted) and its total. On success the output
 // joins what capture_since must return.
 func (w *worker) checkRun(r reply, want, full []string, status, dropped int) bool {
+	if r.flag("outputLost") && r.flag("finished") && !r.flag("paneDied") {
+		w.lost(r, want, status)
+		return false
+	}
 	var bad []string
 	if !r.flag("finished") || r.flag("running") {
 		bad = append(bad, "not finished")

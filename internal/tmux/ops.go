@@ -74,6 +74,7 @@ type Pane struct {
 	CursorY      int
 	StartCommand string // the command the pane was made with; empty for the default shell
 	CursorShown  bool   // the program has not hidden the cursor
+	Piped        bool   // a pipe-pane pipe is open on the pane
 	// ShellMarks is the pane's @tmcp_marks option: "PID NAME NONCE", set
 	// by the shell that loaded tmcp's integration as it started.
 	ShellMarks string
@@ -82,7 +83,7 @@ type Pane struct {
 var paneVars = []string{"pane_id", "pane_index", "window_id", "window_index", "window_name", "session_id", "session_name",
 	"pane_active", "pane_current_command", "pane_pid", "pane_tty", "pane_current_path", "pane_title", "pane_width",
 	"pane_height", "pane_dead", "pane_dead_status", "pane_dead_signal", "history_size", "history_limit", "pane_in_mode", "pane_mode",
-	"alternate_on", "cursor_x", "cursor_y", "pane_start_command", "cursor_flag", ShellMarksOption}
+	"alternate_on", "cursor_x", "cursor_y", "pane_start_command", "cursor_flag", "pane_pipe", ShellMarksOption}
 
 // ShellMarksOption is the pane option a shell that loaded tmcp's shell
 // integration sets as it starts (see [Pane].ShellMarks).
@@ -108,7 +109,7 @@ func scanPane(r *fields) Pane {
 		SessionID: r.str(), SessionName: r.str(), Active: r.flag(), Command: r.str(), PID: r.num(), TTY: r.str(),
 		Path: r.str(), Title: r.str(), Width: r.num(), Height: r.num(), Dead: r.flag(), DeadStatus: r.numOr(-1), DeadSignal: r.num(),
 		HistorySize: r.num(), HistoryLimit: r.num(), InMode: r.flag(), Mode: r.str(), AlternateOn: r.flag(),
-		CursorX: r.num(), CursorY: r.num(), StartCommand: r.str(), CursorShown: r.flag(), ShellMarks: r.str()}
+		CursorX: r.num(), CursorY: r.num(), StartCommand: r.str(), CursorShown: r.flag(), Piped: r.flag(), ShellMarks: r.str()}
 }
 
 // list runs a list command with a format for vars and scans each record.

@@ -51,6 +51,10 @@ type reader struct {
 
 	dec         *pane.Decoder // from the start mark on
 	interrupted bool          // an interrupt key reached the command after its start
+	// readsSeen counts the R marks this reader passed on; skipReads,
+	// those it must not, as a reader before it did (again).
+	readsSeen, skipReads int
+
 	// From a line the echo of C-z ends: held back until the job ends,
 	// for when it stops, the shell's job message that follows is no
 	// output; let go past maxHeldLines, when the command ignored the key.
@@ -97,6 +101,21 @@ func newReader(j *job, from int64, shellsMark func(string) (pane.ShellMark, bool
 		r.started, r.dec = time.Now(), pane.NewDecoder(from)
 	}
 	return r
+}
+
+// again returns a reader that reads the job anew from the first byte of
+// its tape, which began before its first line was typed: the job's output
+// read so far is let go, to be read again; what the reader knows of keys
+// sent and of the marks it passed on carries over.
+func (r *reader) again() *reader {
+	j := r.j
+	j.mu.Lock()
+	j.tail = pane.NewTailBuffer(jobTailLines, jobTailBytes)
+	j.mu.Unlock()
+	n := newReader(j, 0, r.shellsMark)
+	n.skipReads = r.readsSeen + r.skipReads
+	n.key, n.keyAt, n.unparsedAt, n.interrupted = r.key, r.keyAt, r.unparsedAt, r.interrupted
+	return n
 }
 
 // consume reads output and reports whether the job has finished.
@@ -221,8 +240,11 @@ func (r *reader) scanPart(data []byte, now time.Time) (rest []byte, finished boo
 		case kind == "E":
 			r.endWith(kind, status, "")
 			return nil, true
+		case kind == "R" && i >= len(r.held) && r.skipReads > 0:
+			r.skipReads-- // a reader before this one counted it
 		case kind == "R" && i >= len(r.held):
 			// A mark wholly in the bytes held over was counted last time.
+			r.readsSeen++
 			r.j.helperReads()
 		}
 	}

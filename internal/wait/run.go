@@ -113,6 +113,7 @@ type job struct {
 	typingStep   string // the step typingOption names (see exits.go)
 	reading      bool   // the lines typed so far leave the shell in a read of the helper's
 	neverRan     bool   // ended before its line was typed whole
+	tape         *tape  // the pane's output piped for the job, or nil (tape.go)
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -211,6 +212,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	j.mu.Unlock()
 	s.kept(j)
 	exact := stream.Exact() // the job's marks are in its bytes
+	j.tape = s.openTape(ctx, j, info.Piped)
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); exact(); release() })
@@ -745,6 +747,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	defer func() {
 		s.noteShellEnd(j, stream)
 		done()
+		s.closeTape(j.tape)
 	}()
 	r := newReader(j, from, stream.ShellMark)
 	for _, d := range []*pane.Decoder{r.pre, r.dec} {
@@ -762,12 +765,34 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	// before the job ends on the status its shell recorded (see catchUp).
 	var catchingUp <-chan struct{}
 	caughtUp := false
+	// Once the stream lost output, or the pane died, the job is read
+	// again from its tape, if it has one that holds it all.
+	onTape := false
+	var replayed []byte           // what the tape held when the job turned to it
+	var tapeReady chan struct{}   // the tape read more
+	var tapeGone <-chan time.Time // the tape's pipe closed while the pane still streams
+	toTape := func(paneDied bool) bool {
+		kept, ok := j.tape.replay(paneDied)
+		if !ok {
+			return false
+		}
+		onTape, replayed, tapeReady = true, kept, j.tape.ready
+		r = r.again()
+		return true
+	}
 	for {
 		changed := stream.Changed()
 		data := f.take()
+		if onTape {
+			data = append(replayed, j.tape.take()...)
+			replayed = nil
+		}
 		// Checked after the take, so a loss before any byte taken is seen
 		// even when the output runs on to the job's end.
-		if stream.LostBytes() > lostAtStart && lostEnd == nil {
+		if !onTape && stream.LostBytes() > lostAtStart && lostEnd == nil && toTape(false) {
+			continue
+		}
+		if stream.LostBytes() > lostAtStart && lostEnd == nil && !onTape {
 			j.mu.Lock()
 			j.lost, j.beforeLoss = true, j.tail.Whole()
 			j.mu.Unlock()
@@ -795,6 +820,15 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			continue
 		}
 		if closed, reason := stream.Closed(); closed && !stream.Disconnected() {
+			// tmux frees what it still held for the stream as it frees
+			// the pane: the tape has it, once tmux closed the pipe.
+			if onTape || toTape(true) {
+				data := append(replayed, j.tape.take()...)
+				replayed = nil
+				if drainTape(j.tape, r, data) {
+					return
+				}
+			}
 			j.end(true, nil, reason)
 			return
 		} else if closed && lostEnd == nil {
@@ -821,7 +855,25 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 			due.Reset(time.Until(at))
 			wake = due.C
 		}
+		if onTape {
+			// The tape says when more came; the stream, when the pane died.
+			ready = tapeReady
+			if j.tape.ended() && tapeGone == nil {
+				tapeGone = time.After(tapeDrain)
+			}
+		}
 		select {
+		case <-tapeGone:
+			// The pipe closed and the pane lives on: another pipe replaced
+			// the tape. The job goes on with its stream, as one that lost
+			// output.
+			onTape, tapeGone = false, nil
+			j.mu.Lock()
+			j.lost, j.beforeLoss = true, j.tail.Whole()
+			j.mu.Unlock()
+			t := time.NewTicker(lostEndEvery)
+			defer t.Stop()
+			lostEnd = t.C
 		case <-ready:
 		case <-changed:
 		case <-j.done:

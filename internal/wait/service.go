@@ -3,6 +3,7 @@ package wait
 import (
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,13 +55,22 @@ type Service struct {
 	// typingJobs are the jobs whose lines tmcp is typing (exits.go).
 	typingJobs map[*job]struct{}
 
+	// Tapes of jobs' output (tape.go): off when TMCP_TAPES=off; FIFOs
+	// live in tapesDir, made at the first tape.
+	noTapes   bool
+	tapesOnce sync.Once
+	tapesDir  string
+	tapesErr  error
+	tapesMu   sync.Mutex
+	tapes     map[*tape]struct{} // open
+
 	closeOnce sync.Once
 }
 
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
 	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable(), ends: &reportedEnds{},
-		holdAt: holdStep(), abort: make(chan struct{}), typingJobs: map[*job]struct{}{}}
+		holdAt: holdStep(), noTapes: os.Getenv(tapesEnv) == "off", tapes: map[*tape]struct{}{}, abort: make(chan struct{}), typingJobs: map[*job]struct{}{}}
 	if hub != nil { // a Service that only clamps timeouts needs none
 		hub.OnKeys(s.keysSent)
 	}
@@ -141,5 +151,7 @@ func (s *Service) Close() {
 			s.keep.close()
 		}
 		s.jobs.closeAll()
+		s.closeTapes()
+		s.removeTapeDir()
 	})
 }

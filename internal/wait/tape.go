@@ -1,0 +1,311 @@
+package wait
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A job's output reaches tmcp through the pane's stream, the fastest way
+// tmux has: but an output client more than pause-after seconds behind has
+// the pane paused and what it writes meanwhile dropped, and output still
+// queued for the client when the pane's process ends is freed unsent. Both
+// happen to a job that prints much while tmux is busy with many panes.
+//
+// So a job that runs in a pane of this machine's tmux also has a tape:
+// before its line is typed, tmux pipes the pane's output (pipe-pane -O)
+// into a FIFO that tmcp reads. tmux writes the pipe as it reads the pane,
+// with no age limit, and never drops a byte of it. The job goes on reading
+// its stream, and turns to the tape only when the stream lost output or
+// the pane died: it then reads the job again from the tape's first byte.
+// The tape keeps what it read until then, up to tapeKeep bytes; a job that
+// printed more before any loss lets its tape go, and a later loss is
+// reported as before.
+
+// tapesEnv, set to "off", gives jobs no tape: their output comes from
+// the stream alone, as before tapes.
+const tapesEnv = "TMCP_TAPES"
+
+// tapeKeep bounds the bytes a tape keeps while its job reads the stream.
+const tapeKeep = 32 << 20
+
+// tapeClose bounds closing a tape's pipe: short, as shutting down waits for it.
+const tapeClose = 250 * time.Millisecond
+
+// tapeDrain bounds how long a job whose pane died waits for the rest of
+// its tape: tmux closes the pipe as it frees the pane.
+const tapeDrain = time.Second
+
+// tape is the copy of a pane's output that tmux pipes to tmcp for a job.
+type tape struct {
+	pane string
+	path string // the FIFO
+
+	mu       sync.Mutex
+	buf      []byte // read and not yet taken
+	replayed bool   // the job reads the tape: taken bytes are let go
+	over     bool   // more than tapeKeep came before a replay: the tape is of no use
+	opened   bool   // the pipe's command opened the FIFO
+	eof      bool   // the pipe closed: tmux let it go, or tmcp did
+	failed   error  // the pipe never opened, or reading it failed
+	ready    chan struct{}
+	closed   chan struct{} // closed once the reading ends
+	stop     chan struct{} // closed by close
+	stopOnce sync.Once
+}
+
+// tapeCommand is the pipe's command: one byte, so tmcp knows the FIFO is
+// open for writing, then the pane's output as tmux gives it.
+func tapeCommand(path string) string {
+	return "{ printf x; exec cat; } > '" + path + "'"
+}
+
+// openTape gives job j a tape of its pane, if the pane's tmux runs on this
+// machine and no other pipe is open on the pane. It returns nil where the
+// job has none.
+func (s *Service) openTape(ctx context.Context, j *job, piped bool) *tape {
+	if piped || s.tc.Remote() || s.noTapes {
+		return nil
+	}
+	dir, err := s.tapeDir()
+	if err != nil {
+		return nil
+	}
+	t := &tape{pane: j.paneID, path: filepath.Join(dir, j.id), ready: make(chan struct{}, 1),
+		closed: make(chan struct{}), stop: make(chan struct{})}
+	if err := syscall.Mkfifo(t.path, 0o600); err != nil {
+		return nil
+	}
+	// Read and write, so the open does not wait for the pipe's command.
+	rw, err := os.OpenFile(t.path, os.O_RDWR, 0)
+	if err != nil {
+		_ = os.Remove(t.path)
+		return nil
+	}
+	if err := s.tc.PipePane(ctx, j.paneID, tapeCommand(t.path)); err != nil {
+		rw.Close()
+		_ = os.Remove(t.path)
+		return nil
+	}
+	go t.read(rw)
+	s.tapesMu.Lock()
+	s.tapes[t] = struct{}{}
+	s.tapesMu.Unlock()
+	return t
+}
+
+// closeTapes closes the tapes still open, as tmcp shuts down: tmux would
+// otherwise keep each pipe until its pane next wrote.
+func (s *Service) closeTapes() {
+	s.tapesMu.Lock()
+	open := make([]*tape, 0, len(s.tapes))
+	for t := range s.tapes {
+		open = append(open, t)
+	}
+	s.tapesMu.Unlock()
+	var wg sync.WaitGroup
+	for _, t := range open {
+		wg.Go(func() { s.closeTape(t) })
+	}
+	wg.Wait()
+}
+
+// tapeDir returns the Service's private directory for FIFOs, made once.
+func (s *Service) tapeDir() (string, error) {
+	s.tapesOnce.Do(func() {
+		s.tapesDir, s.tapesErr = os.MkdirTemp("", "tmcp-tapes-")
+	})
+	return s.tapesDir, s.tapesErr
+}
+
+// removeTapeDir removes the FIFO directory, once no tape is open.
+func (s *Service) removeTapeDir() {
+	if s.tapesDir != "" {
+		_ = os.RemoveAll(s.tapesDir)
+	}
+}
+
+// read waits for the pipe's command to open the FIFO, then reads it until
+// the pipe closes or the tape is closed. Holding only a read end by then,
+// it sees the pipe's end. Until then it holds a write end too, so the
+// command's open of the FIFO never waits.
+func (t *tape) read(rw *os.File) {
+	defer close(t.closed)
+	defer t.wake()
+	var (
+		mu      sync.Mutex
+		reading = rw
+	)
+	go func() {
+		<-t.stop
+		mu.Lock()
+		_ = reading.SetReadDeadline(time.Now()) // ends the Read under way
+		mu.Unlock()
+	}()
+	hello := make([]byte, 1)
+	if _, err := rw.Read(hello); err != nil {
+		rw.Close()
+		t.fail(fmt.Errorf("the pipe of pane %s never opened: %w", t.pane, err))
+		return
+	}
+	ro, err := os.OpenFile(t.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	rw.Close()
+	if err != nil {
+		t.fail(fmt.Errorf("reading the pipe of pane %s: %w", t.pane, err))
+		return
+	}
+	defer ro.Close()
+	mu.Lock()
+	reading = ro
+	select {
+	case <-t.stop:
+		_ = ro.SetReadDeadline(time.Now())
+	default:
+	}
+	mu.Unlock()
+	t.mu.Lock()
+	t.opened = true
+	t.mu.Unlock()
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := ro.Read(chunk)
+		if n > 0 {
+			t.add(chunk[:n])
+		}
+		if err != nil {
+			t.mu.Lock()
+			t.eof = true
+			if !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, io.EOF) {
+				t.failed = err
+			}
+			t.mu.Unlock()
+			return
+		}
+	}
+}
+
+// add keeps bytes read, unless the tape is over its bound.
+func (t *tape) add(p []byte) {
+	t.mu.Lock()
+	if !t.over {
+		t.buf = append(t.buf, p...)
+		if !t.replayed && len(t.buf) > tapeKeep {
+			t.over, t.buf = true, nil
+		}
+	}
+	t.mu.Unlock()
+	t.wake()
+}
+
+func (t *tape) wake() {
+	select {
+	case t.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (t *tape) fail(err error) {
+	t.mu.Lock()
+	t.failed, t.eof = err, true
+	t.mu.Unlock()
+}
+
+// replay turns the job to the tape: it returns every byte since the tape
+// began, and from then on take gives what follows. ok is false where the
+// tape cannot stand for the stream: it never opened, it let its start go,
+// or its pipe closed before the job's pane died (another pipe replaced it).
+func (t *tape) replay(paneDied bool) (kept []byte, ok bool) {
+	if t == nil {
+		return nil, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.over || t.failed != nil || t.eof && !paneDied {
+		return nil, false
+	}
+	t.replayed = true
+	kept, t.buf = t.buf, nil
+	return kept, true
+}
+
+// take returns what the tape read since the last take or replay.
+func (t *tape) take() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	t.buf = nil
+	return b
+}
+
+// ended reports whether the pipe closed, so nothing more will come.
+func (t *tape) ended() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.eof
+}
+
+// useless reports whether the tape can no longer stand for the stream.
+func (t *tape) useless() bool {
+	if t == nil {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.over || t.failed != nil
+}
+
+// closeTape stops the pipe (unless tmux closed it: a pipe there now may be
+// another's) and the reading, and removes the FIFO.
+func (s *Service) closeTape(t *tape) {
+	if t == nil {
+		return
+	}
+	t.stopOnce.Do(func() {
+		t.mu.Lock()
+		theirs := t.opened && t.eof // tmux closed the pipe: a new one may be another's
+		t.mu.Unlock()
+		if !theirs {
+			ctx, cancel := context.WithTimeout(context.Background(), tapeClose)
+			_ = s.tc.PipePane(ctx, t.pane, "")
+			cancel()
+		}
+		close(t.stop)
+		<-t.closed
+		_ = os.Remove(t.path)
+		s.tapesMu.Lock()
+		delete(s.tapes, t)
+		s.tapesMu.Unlock()
+	})
+}
+
+// drainTape reads the rest of a tape into a job's reader, once the job's
+// pane died: tmux closes the pipe as it frees the pane, within tapeDrain.
+// data is what the tape held already. It reports whether the reader found
+// the job's end.
+func drainTape(t *tape, r *reader, data []byte) (finished bool) {
+	deadline := time.NewTimer(tapeDrain)
+	defer deadline.Stop()
+	for {
+		if len(data) > 0 && r.consume(data, time.Now()) {
+			return true
+		}
+		if t.ended() {
+			if rest := t.take(); len(rest) > 0 {
+				return r.consume(rest, time.Now())
+			}
+			return false
+		}
+		select {
+		case <-t.ready:
+		case <-deadline.C:
+			return false
+		}
+		data = t.take()
+	}
+}

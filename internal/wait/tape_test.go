@@ -1,0 +1,133 @@
+package wait
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmcp/tmcp/internal/tmux"
+	"github.com/tmcp/tmcp/internal/tmuxtest"
+)
+
+// pauseOutputClients pauses a pane's output for tmcp's output clients
+// every few milliseconds until stop is closed, as tmux does for a client
+// too far behind: what the pane writes until tmcp continues it is lost to
+// its stream. It returns how many pauses it made.
+func pauseOutputClients(t *testing.T, srv *tmuxtest.Server, paneID string, stop <-chan struct{}) <-chan int {
+	t.Helper()
+	made := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { made <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(3 * time.Millisecond):
+			}
+			out, err := srv.Tmux("list-clients", "-F", "#{client_name} #{client_flags}")
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				name, flags, _ := strings.Cut(l, " ")
+				if strings.Contains(flags, tmux.OutputClientFlag) {
+					if _, err := srv.Tmux("refresh-client", "-t", name, "-A", paneID+":pause"); err == nil {
+						n++
+					}
+				}
+			}
+		}
+	}()
+	return made
+}
+
+// A run whose stream tmux pauses again and again as it prints, and whose
+// pane may die as it ends, keeps every line and its status from its tape;
+// with no tape (TMCP_TAPES=off) the same run reports its output lost,
+// which shows the pauses cost the stream output.
+func TestARunWhoseStreamTmuxPausesKeepsEveryLineFromItsTape(t *testing.T) {
+	const lines = 20000
+	// Printed in 100 pieces with a breath between, so the pauses fall
+	// within it; "kill -9 $$" ends the pane's shell with it, before any end mark.
+	const printing = "i=0; while [ $i -lt 100 ]; do seq $((i*200+1)) $((i*200+200)); i=$((i+1)); sleep 0.005; done"
+	for _, tc := range []struct {
+		name  string
+		tapes bool
+		dies  bool
+	}{
+		{"tape", true, false},
+		{"no tape", false, false},
+		{"tape, the pane dying at the end", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.s.noTapes = !tc.tapes
+			paneID := strings.TrimSpace(f.srv.Must("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "%0", "sh"))
+			f.waitForPrompt(paneID)
+			goFile := filepath.Join(t.TempDir(), "go")
+			command := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; %s", goFile, printing)
+			if tc.dies {
+				command += "; kill -9 $$"
+			}
+			type answer struct {
+				r   JobResult
+				err error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				r, err := f.s.Run(context.Background(), RunRequest{PaneID: paneID, Command: command, Timeout: Timeout{Duration: 60 * time.Second}})
+				done <- answer{r, err}
+			}()
+			if !tmuxtest.WaitFor(10*time.Second, func() bool { return f.runs(paneID, "sleep") }) {
+				t.Fatal("the run never began waiting for its go file")
+			}
+			stop := make(chan struct{})
+			pauses := pauseOutputClients(t, f.srv, paneID, stop)
+			if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a := <-done
+			close(stop)
+			t.Logf("%d pauses", <-pauses)
+			if a.err != nil {
+				t.Fatal(a.err)
+			}
+			r := a.r
+			got, total := r.Lines, r.TotalLines
+			if tc.dies && last(got) == "Killed" { // the shell's word on its command's end
+				got, total = got[:len(got)-1], total-1
+			}
+			whole := total == lines && len(got) > 0
+			for i, l := range got {
+				whole = whole && l == strconv.Itoa(lines-len(got)+1+i)
+			}
+			switch {
+			case !tc.tapes:
+				if !r.OutputLost {
+					t.Fatalf("with no tape, the paused run did not lose output (%d lines, lost %v): the pauses did not reach its stream", r.TotalLines, r.OutputLost)
+				}
+			case tc.dies:
+				if !r.PaneDied || !whole || r.OutputLost {
+					t.Fatalf("the run whose pane died: paneDied %v, %d lines ending %q, lost %v (%s); want every one of %d lines", r.PaneDied, r.TotalLines, last(r.Lines), r.OutputLost, r.Reason, lines)
+				}
+			default:
+				if status(r) != "0" || !whole || r.OutputLost {
+					t.Fatalf("the run: status %s, %d lines ending %q, lost %v (%s); want status 0 and every one of %d lines", status(r), r.TotalLines, last(r.Lines), r.OutputLost, r.Reason, lines)
+				}
+			}
+		})
+	}
+}
+
+func last(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[len(lines)-1]
+}
