@@ -142,6 +142,11 @@ type tmcpProcess struct {
 // startTmcp starts bin against the private server and initializes a
 // session; env, if any, is added to the process's environment.
 func startTmcp(ctx context.Context, client *mcp.Client, bin string, srv *tmuxServer, env ...string) (*tmcpProcess, error) {
+	if v, ok := os.LookupEnv("TMCP_TAPES"); ok {
+		// The server's environment drops every TMCP_ variable; this one
+		// is passed on, so the rows can be taken without tapes.
+		env = append([]string{"TMCP_TAPES=" + v}, env...)
+	}
 	p := &tmcpProcess{cmd: childCommand(ctx, append(srv.Env(), env...), bin, "-socket-path", srv.Socket), stderr: new(bytes.Buffer)}
 	p.cmd.Stderr = p.stderr
 	session, err := client.Connect(ctx, arrivalTransport{Transport: &mcp.CommandTransport{Command: p.cmd, TerminateDuration: tmcpTerminate}}, nil)

@@ -212,7 +212,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	j.mu.Unlock()
 	s.kept(j)
 	exact := stream.Exact() // the job's marks are in its bytes
-	j.tape = s.openTape(ctx, j, info.Piped)
+	j.tape = s.holdTape(ctx, j, info.Piped)
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); exact(); release() })
@@ -747,7 +747,7 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 	defer func() {
 		s.noteShellEnd(j, stream)
 		done()
-		s.closeTape(j.tape)
+		s.releaseTape(j.tape)
 	}()
 	r := newReader(j, from, stream.ShellMark)
 	for _, d := range []*pane.Decoder{r.pre, r.dec} {

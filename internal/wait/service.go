@@ -62,7 +62,8 @@ type Service struct {
 	tapesDir  string
 	tapesErr  error
 	tapesMu   sync.Mutex
-	tapes     map[*tape]struct{} // open
+	tapes     map[string]*tape // open, by pane
+	tapeCount int              // tapes opened: names their FIFOs
 
 	closeOnce sync.Once
 }
@@ -70,7 +71,7 @@ type Service struct {
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
 	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable(), ends: &reportedEnds{},
-		holdAt: holdStep(), noTapes: os.Getenv(tapesEnv) == "off", tapes: map[*tape]struct{}{}, abort: make(chan struct{}), typingJobs: map[*job]struct{}{}}
+		holdAt: holdStep(), noTapes: os.Getenv(tapesEnv) == "off", tapes: map[string]*tape{}, abort: make(chan struct{}), typingJobs: map[*job]struct{}{}}
 	if hub != nil { // a Service that only clamps timeouts needs none
 		hub.OnKeys(s.keysSent)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -23,10 +24,14 @@ import (
 // into a FIFO that tmcp reads. tmux writes the pipe as it reads the pane,
 // with no age limit, and never drops a byte of it. The job goes on reading
 // its stream, and turns to the tape only when the stream lost output or
-// the pane died: it then reads the job again from the tape's first byte.
-// The tape keeps what it read until then, up to tapeKeep bytes; a job that
-// printed more before any loss lets its tape go, and a later loss is
-// reported as before.
+// the pane died: it then reads the job again from where the tape stood as
+// the job began, before its first line was typed. The tape keeps what it
+// read for its job until then, up to tapeKeep bytes; a job that printed
+// more before any loss lets it go, and a later loss is reported as before.
+//
+// Opening a pipe costs tmux a fork, some 10 ms of a run on a busy machine:
+// so a pane's tape stays open for tapeLinger after its last job, for the
+// next, and what the pane writes between jobs is read and let go.
 
 // tapesEnv, set to "off", gives jobs no tape: their output comes from
 // the stream alone, as before tapes.
@@ -35,6 +40,9 @@ const tapesEnv = "TMCP_TAPES"
 // tapeKeep bounds the bytes a tape keeps while its job reads the stream.
 const tapeKeep = 32 << 20
 
+// tapeLinger is how long a pane's tape stays open with no job.
+const tapeLinger = 30 * time.Second
+
 // tapeClose bounds closing a tape's pipe: short, as shutting down waits for it.
 const tapeClose = 250 * time.Millisecond
 
@@ -42,21 +50,24 @@ const tapeClose = 250 * time.Millisecond
 // its tape: tmux closes the pipe as it frees the pane.
 const tapeDrain = time.Second
 
-// tape is the copy of a pane's output that tmux pipes to tmcp for a job.
+// tape is the copy of a pane's output that tmux pipes to tmcp.
 type tape struct {
 	pane string
 	path string // the FIFO
 
 	mu       sync.Mutex
-	buf      []byte // read and not yet taken
+	held     bool   // a job holds the tape: what comes is kept for it
+	buf      []byte // kept for the job and not yet taken
 	replayed bool   // the job reads the tape: taken bytes are let go
-	over     bool   // more than tapeKeep came before a replay: the tape is of no use
+	over     bool   // more than tapeKeep came before a replay: the tape is of no use to the job
 	opened   bool   // the pipe's command opened the FIFO
 	eof      bool   // the pipe closed: tmux let it go, or tmcp did
 	failed   error  // the pipe never opened, or reading it failed
+	linger   *time.Timer
+	closing  bool // its linger ran out: no job may hold it
 	ready    chan struct{}
 	closed   chan struct{} // closed once the reading ends
-	stop     chan struct{} // closed by close
+	stop     chan struct{} // closed by closeTape
 	stopOnce sync.Once
 }
 
@@ -66,19 +77,82 @@ func tapeCommand(path string) string {
 	return "{ printf x; exec cat; } > '" + path + "'"
 }
 
-// openTape gives job j a tape of its pane, if the pane's tmux runs on this
-// machine and no other pipe is open on the pane. It returns nil where the
-// job has none.
-func (s *Service) openTape(ctx context.Context, j *job, piped bool) *tape {
-	if piped || s.tc.Remote() || s.noTapes {
+// holdTape gives job j its pane's tape, opening one if the pane has none,
+// if the pane's tmux runs on this machine and no other pipe is open on
+// the pane. It returns nil where the job has none. What the tape reads
+// from now on is kept for the job, until releaseTape.
+func (s *Service) holdTape(ctx context.Context, j *job, piped bool) *tape {
+	if s.tc.Remote() || s.noTapes {
 		return nil
 	}
+	s.tapesMu.Lock()
+	t := s.tapes[j.paneID]
+	s.tapesMu.Unlock()
+	if t != nil && t.hold() {
+		return t
+	}
+	if piped {
+		// Another's pipe, or a tape whose pipe closed and whose pane
+		// still shows it.
+		return nil
+	}
+	if t = s.openTape(ctx, j.paneID); t != nil && t.hold() {
+		return t
+	}
+	return nil
+}
+
+// hold keeps what the tape reads from now on, unless its pipe closed.
+func (t *tape) hold() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.eof || t.failed != nil || t.closing {
+		return false
+	}
+	if t.linger != nil {
+		t.linger.Stop()
+	}
+	t.held, t.buf, t.replayed, t.over = true, nil, false, false
+	return true
+}
+
+// releaseTape lets a job's tape go: it stays open for tapeLinger, for
+// the pane's next job, unless its pipe closed.
+func (s *Service) releaseTape(t *tape) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.held, t.buf = false, nil
+	gone := t.eof || t.failed != nil
+	if !gone {
+		t.linger = time.AfterFunc(tapeLinger, func() {
+			t.mu.Lock()
+			idle := !t.held
+			t.closing = t.closing || idle
+			t.mu.Unlock()
+			if idle {
+				s.closeTape(t)
+			}
+		})
+	}
+	t.mu.Unlock()
+	if gone {
+		s.closeTape(t)
+	}
+}
+
+// openTape pipes a pane's output into a new FIFO, and returns its tape.
+func (s *Service) openTape(ctx context.Context, paneID string) *tape {
 	dir, err := s.tapeDir()
 	if err != nil {
 		return nil
 	}
-	t := &tape{pane: j.paneID, path: filepath.Join(dir, j.id), ready: make(chan struct{}, 1),
-		closed: make(chan struct{}), stop: make(chan struct{})}
+	t := &tape{pane: paneID, ready: make(chan struct{}, 1), closed: make(chan struct{}), stop: make(chan struct{})}
+	s.tapesMu.Lock()
+	s.tapeCount++
+	t.path = filepath.Join(dir, strconv.Itoa(s.tapeCount))
+	s.tapesMu.Unlock()
 	if err := syscall.Mkfifo(t.path, 0o600); err != nil {
 		return nil
 	}
@@ -88,14 +162,14 @@ func (s *Service) openTape(ctx context.Context, j *job, piped bool) *tape {
 		_ = os.Remove(t.path)
 		return nil
 	}
-	if err := s.tc.PipePane(ctx, j.paneID, tapeCommand(t.path)); err != nil {
+	if err := s.tc.PipePane(ctx, paneID, tapeCommand(t.path)); err != nil {
 		rw.Close()
 		_ = os.Remove(t.path)
 		return nil
 	}
 	go t.read(rw)
 	s.tapesMu.Lock()
-	s.tapes[t] = struct{}{}
+	s.tapes[paneID] = t
 	s.tapesMu.Unlock()
 	return t
 }
@@ -105,7 +179,7 @@ func (s *Service) openTape(ctx context.Context, j *job, piped bool) *tape {
 func (s *Service) closeTapes() {
 	s.tapesMu.Lock()
 	open := make([]*tape, 0, len(s.tapes))
-	for t := range s.tapes {
+	for _, t := range s.tapes {
 		open = append(open, t)
 	}
 	s.tapesMu.Unlock()
@@ -190,10 +264,11 @@ func (t *tape) read(rw *os.File) {
 	}
 }
 
-// add keeps bytes read, unless the tape is over its bound.
+// add keeps bytes read for the job that holds the tape, unless it went
+// over its bound; with no job, they are let go.
 func (t *tape) add(p []byte) {
 	t.mu.Lock()
-	if !t.over {
+	if t.held && !t.over {
 		t.buf = append(t.buf, p...)
 		if !t.replayed && len(t.buf) > tapeKeep {
 			t.over, t.buf = true, nil
@@ -279,7 +354,9 @@ func (s *Service) closeTape(t *tape) {
 		<-t.closed
 		_ = os.Remove(t.path)
 		s.tapesMu.Lock()
-		delete(s.tapes, t)
+		if s.tapes[t.pane] == t {
+			delete(s.tapes, t.pane)
+		}
 		s.tapesMu.Unlock()
 	})
 }

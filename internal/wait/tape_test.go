@@ -60,69 +60,89 @@ func TestARunWhoseStreamTmuxPausesKeepsEveryLineFromItsTape(t *testing.T) {
 		name  string
 		tapes bool
 		dies  bool
+		runs  int // runs in a row in the pane: the later ones on the first's tape
 	}{
-		{"tape", true, false},
-		{"no tape", false, false},
-		{"tape, the pane dying at the end", true, true},
+		{"tape, two runs in a row", true, false, 2},
+		{"no tape", false, false, 1},
+		{"tape, the pane dying at the end", true, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.s.noTapes = !tc.tapes
 			paneID := strings.TrimSpace(f.srv.Must("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "%0", "sh"))
 			f.waitForPrompt(paneID)
-			goFile := filepath.Join(t.TempDir(), "go")
-			command := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; %s", goFile, printing)
-			if tc.dies {
-				command += "; kill -9 $$"
-			}
-			type answer struct {
-				r   JobResult
-				err error
-			}
-			done := make(chan answer, 1)
-			go func() {
-				r, err := f.s.Run(context.Background(), RunRequest{PaneID: paneID, Command: command, Timeout: Timeout{Duration: 60 * time.Second}})
-				done <- answer{r, err}
-			}()
-			if !tmuxtest.WaitFor(10*time.Second, func() bool { return f.runs(paneID, "sleep") }) {
-				t.Fatal("the run never began waiting for its go file")
-			}
-			stop := make(chan struct{})
-			pauses := pauseOutputClients(t, f.srv, paneID, stop)
-			if err := os.WriteFile(goFile, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			a := <-done
-			close(stop)
-			t.Logf("%d pauses", <-pauses)
-			if a.err != nil {
-				t.Fatal(a.err)
-			}
-			r := a.r
-			got, total := r.Lines, r.TotalLines
-			if tc.dies && last(got) == "Killed" { // the shell's word on its command's end
-				got, total = got[:len(got)-1], total-1
-			}
-			whole := total == lines && len(got) > 0
-			for i, l := range got {
-				whole = whole && l == strconv.Itoa(lines-len(got)+1+i)
-			}
-			switch {
-			case !tc.tapes:
-				if !r.OutputLost {
-					t.Fatalf("with no tape, the paused run did not lose output (%d lines, lost %v): the pauses did not reach its stream", r.TotalLines, r.OutputLost)
+			var first *tape
+			for n := range tc.runs {
+				r := pausedRun(t, f, paneID, printing, tc.dies)
+				f.s.tapesMu.Lock()
+				now := f.s.tapes[paneID]
+				f.s.tapesMu.Unlock()
+				if n == 0 {
+					first = now
+				} else if now != first || now == nil {
+					t.Errorf("run %d had another tape than the first run in its pane", n+1)
 				}
-			case tc.dies:
-				if !r.PaneDied || !whole || r.OutputLost {
-					t.Fatalf("the run whose pane died: paneDied %v, %d lines ending %q, lost %v (%s); want every one of %d lines", r.PaneDied, r.TotalLines, last(r.Lines), r.OutputLost, r.Reason, lines)
+				got, total := r.Lines, r.TotalLines
+				if tc.dies && last(got) == "Killed" { // the shell's word on its command's end
+					got, total = got[:len(got)-1], total-1
 				}
-			default:
-				if status(r) != "0" || !whole || r.OutputLost {
-					t.Fatalf("the run: status %s, %d lines ending %q, lost %v (%s); want status 0 and every one of %d lines", status(r), r.TotalLines, last(r.Lines), r.OutputLost, r.Reason, lines)
+				whole := total == lines && len(got) > 0
+				for i, l := range got {
+					whole = whole && l == strconv.Itoa(lines-len(got)+1+i)
+				}
+				switch {
+				case !tc.tapes:
+					if !r.OutputLost {
+						t.Fatalf("with no tape, the paused run did not lose output (%d lines, lost %v): the pauses did not reach its stream", r.TotalLines, r.OutputLost)
+					}
+				case tc.dies:
+					if !r.PaneDied || !whole || r.OutputLost {
+						t.Fatalf("the run whose pane died: paneDied %v, %d lines ending %q, lost %v (%s); want every one of %d lines", r.PaneDied, r.TotalLines, last(r.Lines), r.OutputLost, r.Reason, lines)
+					}
+				default:
+					if status(r) != "0" || !whole || r.OutputLost {
+						t.Fatalf("run %d: status %s, %d lines ending %q, lost %v (%s); want status 0 and every one of %d lines", n+1, status(r), r.TotalLines, last(r.Lines), r.OutputLost, r.Reason, lines)
+					}
 				}
 			}
 		})
 	}
+}
+
+// pausedRun runs command in a pane, once it waits for its go file, and
+// pauses the pane's output for tmcp's output clients as the command goes
+// on from there (see pauseOutputClients).
+func pausedRun(t *testing.T, f *fixture, paneID, printing string, dies bool) JobResult {
+	t.Helper()
+	goFile := filepath.Join(t.TempDir(), "go")
+	command := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; %s", goFile, printing)
+	if dies {
+		command += "; kill -9 $$"
+	}
+	type answer struct {
+		r   JobResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		r, err := f.s.Run(context.Background(), RunRequest{PaneID: paneID, Command: command, Timeout: Timeout{Duration: 60 * time.Second}})
+		done <- answer{r, err}
+	}()
+	if !tmuxtest.WaitFor(10*time.Second, func() bool { return f.runs(paneID, "sleep") }) {
+		t.Fatal("the run never began waiting for its go file")
+	}
+	stop := make(chan struct{})
+	pauses := pauseOutputClients(t, f.srv, paneID, stop)
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	close(stop)
+	t.Logf("%d pauses", <-pauses)
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	return a.r
 }
 
 func last(lines []string) string {
