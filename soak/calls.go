@@ -103,7 +103,7 @@ func toolErrorKind(msg string) string {
 	switch {
 	case strings.Contains(msg, "no answer from tmux in time"):
 		return errNotAnswering
-	case strings.Contains(msg, "can't find pane"):
+	case strings.Contains(msg, "can't find pane"), strings.Contains(msg, "no such pane"):
 		return errPaneNotFound
 	case strings.Contains(msg, "is dead"):
 		return errPaneDead

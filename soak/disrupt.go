@@ -93,6 +93,11 @@ func (s *soak) judgeVictim(r reply, killed [2]time.Time) {
 		s.st.fail("kill", "%s: ended before its pane was killed, with %s", r.describe(), outcome(r))
 		return
 	}
+	if s.restarts.cut(r.Start, r.End) {
+		// tmcp was closed under the call: it ends saying so.
+		s.st.note("answer of a tmcp closed under a call on a killed pane: " + r.Tool + ": " + outcome(r))
+		return
+	}
 	switch {
 	case !r.ok():
 		switch r.Kind {

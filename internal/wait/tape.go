@@ -41,7 +41,7 @@ const tapesEnv = "TMCP_TAPES"
 const tapeKeep = 32 << 20
 
 // tapeLinger is how long a pane's tape stays open with no job.
-const tapeLinger = 30 * time.Second
+const tapeLinger = 10 * time.Second
 
 // tapeClose bounds closing a tape's pipe: short, as shutting down waits for it.
 const tapeClose = 250 * time.Millisecond
@@ -66,8 +66,9 @@ type tape struct {
 	linger   *time.Timer
 	closing  bool // its linger ran out: no job may hold it
 	ready    chan struct{}
+	file     *os.File      // what the reading reads; closeTape closes it
+	stopped  bool          // closeTape was called
 	closed   chan struct{} // closed once the reading ends
-	stop     chan struct{} // closed by closeTape
 	stopOnce sync.Once
 }
 
@@ -148,7 +149,7 @@ func (s *Service) openTape(ctx context.Context, paneID string) *tape {
 	if err != nil {
 		return nil
 	}
-	t := &tape{pane: paneID, ready: make(chan struct{}, 1), closed: make(chan struct{}), stop: make(chan struct{})}
+	t := &tape{pane: paneID, ready: make(chan struct{}, 1), closed: make(chan struct{})}
 	s.tapesMu.Lock()
 	s.tapeCount++
 	t.path = filepath.Join(dir, strconv.Itoa(s.tapeCount))
@@ -212,16 +213,10 @@ func (s *Service) removeTapeDir() {
 func (t *tape) read(rw *os.File) {
 	defer close(t.closed)
 	defer t.wake()
-	var (
-		mu      sync.Mutex
-		reading = rw
-	)
-	go func() {
-		<-t.stop
-		mu.Lock()
-		_ = reading.SetReadDeadline(time.Now()) // ends the Read under way
-		mu.Unlock()
-	}()
+	if !t.reading(rw) {
+		rw.Close()
+		return
+	}
 	hello := make([]byte, 1)
 	if _, err := rw.Read(hello); err != nil {
 		rw.Close()
@@ -235,14 +230,9 @@ func (t *tape) read(rw *os.File) {
 		return
 	}
 	defer ro.Close()
-	mu.Lock()
-	reading = ro
-	select {
-	case <-t.stop:
-		_ = ro.SetReadDeadline(time.Now())
-	default:
+	if !t.reading(ro) {
+		return
 	}
-	mu.Unlock()
 	t.mu.Lock()
 	t.opened = true
 	t.mu.Unlock()
@@ -255,13 +245,25 @@ func (t *tape) read(rw *os.File) {
 		if err != nil {
 			t.mu.Lock()
 			t.eof = true
-			if !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, io.EOF) {
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) {
 				t.failed = err
 			}
 			t.mu.Unlock()
 			return
 		}
 	}
+}
+
+// reading notes the file the tape reads, which closeTape closes to end
+// the reading, and reports false if the tape is closed already.
+func (t *tape) reading(f *os.File) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return false
+	}
+	t.file = f
+	return true
 }
 
 // add keeps bytes read for the job that holds the tape, unless it went
@@ -350,7 +352,12 @@ func (s *Service) closeTape(t *tape) {
 			_ = s.tc.PipePane(ctx, t.pane, "")
 			cancel()
 		}
-		close(t.stop)
+		t.mu.Lock()
+		t.stopped = true
+		if t.file != nil {
+			_ = t.file.Close() // ends the Read under way
+		}
+		t.mu.Unlock()
 		<-t.closed
 		_ = os.Remove(t.path)
 		s.tapesMu.Lock()
