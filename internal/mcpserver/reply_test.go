@@ -202,7 +202,7 @@ func TestRepliesAreTheSDKWrappersReplies(t *testing.T) {
 			}
 			d := define(&mcp.Tool{Name: "fake", Annotations: readOnly()}, h)
 			sdk := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
-			mcp.AddTool(sdk, d.tool, h) // the same tool: the same schemas
+			mcp.AddTool(sdk, checkedTool(d), h) // the same tool: the same schemas
 			ours := mcp.NewServer(&mcp.Implementation{Name: "ours"}, nil)
 			d.add(ours)
 			sdkArgs := c.args
@@ -226,6 +226,15 @@ func TestRepliesAreTheSDKWrappersReplies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkedTool is d's tool with the schemas tmcp checks its calls and
+// replies against, for the SDK's wrapper to check them the same way: the
+// closed input schema, not the open one clients are shown.
+func checkedTool(d toolDef) *mcp.Tool {
+	t := *d.tool
+	t.InputSchema = d.input
+	return &t
 }
 
 // callRaw calls the tool fake with args ("": none) and returns the response as a

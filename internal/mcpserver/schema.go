@@ -18,9 +18,10 @@ import (
 // output schemas keep only the types of a reply's own fields — no
 // descriptions, required lists, closed property sets, nor the fields of
 // nested objects and list items, which describe tmcp's replies to itself
-// (docs/TOOLS.md lists every field). Input schemas keep
-// additionalProperties: false, so a misspelt argument is an error rather
-// than silently ignored.
+// (docs/TOOLS.md lists every field). Input schemas stay closed
+// (additionalProperties: false): calls are checked against them, so a
+// misspelt argument is an error rather than silently ignored; clients are
+// shown them open (advertised).
 func schemaFor[T any](output bool) *jsonschema.Schema {
 	s := fullSchema[T]()
 	if output {
@@ -85,4 +86,25 @@ func compactOutput(s *jsonschema.Schema) {
 		notNull(p)
 		*p = jsonschema.Schema{Type: p.Type}
 	}
+}
+
+// advertised is the input schema s as clients are shown it: without
+// additionalProperties, 28 bytes of every tool that a model reads in
+// every conversation. The server checks each call against s itself, so
+// an argument s does not name is refused all the same, with an error
+// that names it.
+func advertised(s *jsonschema.Schema) *jsonschema.Schema {
+	c := s.CloneSchemas()
+	var open func(*jsonschema.Schema)
+	open = func(s *jsonschema.Schema) {
+		s.AdditionalProperties = nil
+		for _, p := range s.Properties {
+			open(p)
+		}
+		if s.Items != nil {
+			open(s.Items)
+		}
+	}
+	open(c)
+	return c
 }

@@ -189,6 +189,7 @@ type toolDef struct {
 	tool   *mcp.Tool
 	tier   Tier
 	add    func(*mcp.Server)
+	input  *jsonschema.Schema // the input schema calls are checked against: tool's, closed
 	result *jsonschema.Schema // the output schema before compaction, for docs
 	call   invoker            // runs the tool in-process, for batches
 	// handler is the typed handler (an mcp.ToolHandlerFor[In, Out]) that
@@ -205,7 +206,8 @@ type toolDef struct {
 // from In and Out and made compact (see schema.go); addTool registers it
 // (see reply.go for what its replies skip).
 func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
-	t.InputSchema = schemaFor[In](false)
+	input := schemaFor[In](false)
+	t.InputSchema = advertised(input)
 	result := fullSchema[Out]()
 	out := result.CloneSchemas()
 	compactOutput(out)
@@ -221,15 +223,19 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	}
 	// Resolved when first registered, after the host argument is added
 	// (addHostArg), and kept for every MCP server made later.
-	input := sync.OnceValue(func() *jsonschema.Resolved {
-		rs, err := t.InputSchema.(*jsonschema.Schema).Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-		if err != nil {
-			panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // as mcp.AddTool does: schemas are fixed at build time
-		}
-		return rs
-	})
-	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { addTool(m, t, input(), routed) }, result: result,
-		call: invokerFor(t, routed), handler: h, out: reflect.TypeFor[Out](), outcome: reportsOutcome(out)}
+	resolved := sync.OnceValue(func() *jsonschema.Resolved { return resolve(t.Name, input) })
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { addTool(m, t, resolved(), routed) }, input: input,
+		result: result, call: invokerFor(t.Name, input, routed), handler: h, out: reflect.TypeFor[Out](), outcome: reportsOutcome(out)}
+}
+
+// resolve resolves the input schema of the tool called name, as
+// mcp.AddTool resolves it.
+func resolve(name string, input *jsonschema.Schema) *jsonschema.Resolved {
+	rs, err := input.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %s: %v", name, err)) // as mcp.AddTool does: schemas are fixed at build time
+	}
+	return rs
 }
 
 // definition returns the tool called name.
