@@ -189,7 +189,7 @@ func (s *Server) hostNames() []string {
 func (s *Server) addHostArg(defs []toolDef) {
 	if len(s.hostNames()) == 0 {
 		for _, d := range defs {
-			if out, ok := d.tool.OutputSchema.(*jsonschema.Schema); ok {
+			if out, ok := d.tool.OutputSchema.(*outputSchema); ok {
 				for _, f := range hostOnlyOutputs[d.tool.Name] {
 					delete(out.Properties, f)
 				}

@@ -206,12 +206,10 @@ type toolDef struct {
 // from In and Out and made compact (see schema.go); addTool registers it
 // (see reply.go for what its replies skip).
 func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
-	input := schemaFor[In](false)
+	input := schemaFor[In]()
 	t.InputSchema = advertised(input)
 	result := fullSchema[Out]()
-	out := result.CloneSchemas()
-	compactOutput(out)
-	t.OutputSchema = out
+	t.OutputSchema = compactOutput(result)
 	// A call routed to a remote host runs the same tool of that host's view.
 	routed := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		if v := routedTo(ctx); v != nil {
@@ -224,8 +222,9 @@ func define[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
 	// Resolved when first registered, after the host argument is added
 	// (addHostArg), and kept for every MCP server made later.
 	resolved := sync.OnceValue(func() *jsonschema.Resolved { return resolve(t.Name, input) })
-	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { addTool(m, t, resolved(), routed) }, input: input,
-		result: result, call: invokerFor(t.Name, input, routed), handler: h, out: reflect.TypeFor[Out](), outcome: reportsOutcome(out)}
+	nonNull := nonNullFields(reflect.TypeFor[Out](), result)
+	return toolDef{tool: t, tier: tierOf(t.Annotations), add: func(m *mcp.Server) { addTool(m, t, resolved(), nonNull, routed) }, input: input,
+		result: result, call: invokerFor(t.Name, input, routed), handler: h, out: reflect.TypeFor[Out](), outcome: reportsOutcome(result)}
 }
 
 // resolve resolves the input schema of the tool called name, as
