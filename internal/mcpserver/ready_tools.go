@@ -15,13 +15,8 @@ import (
 // defaultProbeWaitTimeout is a readiness wait's, before the ceiling clamps it.
 const defaultProbeWaitTimeout = 30 * time.Second
 
-// readyTools returns wait_for_ready when the operator asks for it
-// (TMCP_READINESS=1): its schema, 736 bytes that a model reads, does not
-// fit the 16 KiB model-visible budget beside the other tools yet.
+// readyTools returns wait_for_ready.
 func (s *Server) readyTools() []toolDef {
-	if !s.cfg.Readiness {
-		return nil
-	}
 	// It only looks, but at the network beyond tmux: open-world.
 	annotations := readOnly()
 	openWorld := true

@@ -39,9 +39,6 @@ type Config struct {
 	// PromptsAsTools also offers the prompts through the get_prompt tool
 	// (TMCP_PROMPTS_AS_TOOLS=1), for clients that do not read prompts.
 	PromptsAsTools bool
-	// Readiness offers wait_for_ready (TMCP_READINESS=1), off by default
-	// while its schema does not fit the model-visible budget.
-	Readiness bool
 	// Hosts are the remote tmux servers a call may name with its host
 	// argument; nil or empty: only the local one, and no host argument.
 	Hosts *hosts.Set
