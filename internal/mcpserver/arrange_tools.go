@@ -264,7 +264,7 @@ func (s *Server) swapPane(ctx context.Context, _ *mcp.CallToolRequest, in swapPa
 type moveWindowIn struct {
 	windowIn
 	SessionName string `json:"sessionName,omitempty"`
-	Index       *int   `json:"index,omitempty" jsonschema:"omitted: first free"`
+	Index       *int   `json:"index,omitempty"`
 }
 
 func (s *Server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in moveWindowIn) (*mcp.CallToolResult, movedWindowOut, error) {

@@ -154,7 +154,7 @@ func bufferNames(all []tmux.Buffer) string {
 }
 
 type loadBufferIn struct {
-	Name string `json:"name,omitempty" jsonschema:"omitted: a new one"`
+	Name string `json:"name,omitempty"`
 	Text string `json:"text"`
 }
 
@@ -196,7 +196,7 @@ func orNew(name string) string {
 
 type pasteBufferIn struct {
 	PaneID    string `json:"paneId,omitempty"`
-	Name      string `json:"name,omitempty" jsonschema:"omitted: the latest"`
+	Name      string `json:"name,omitempty"`
 	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"default true"`
 }
 
@@ -220,7 +220,7 @@ func (s *Server) pasteBuffer(ctx context.Context, req *mcp.CallToolRequest, in p
 }
 
 type showBufferIn struct {
-	Name     string `json:"name,omitempty" jsonschema:"omitted: the latest"`
+	Name     string `json:"name,omitempty"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }
 

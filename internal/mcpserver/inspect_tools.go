@@ -30,7 +30,7 @@ func (s *Server) inspectTools() []toolDef {
 
 type searchPanesIn struct {
 	Pattern     string `json:"pattern"`
-	Regex       bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
+	Regex       bool   `json:"regex,omitempty"`
 	MatchCase   *bool  `json:"matchCase,omitempty" jsonschema:"default true"`
 	SessionName string `json:"sessionName,omitempty"`
 }

@@ -21,7 +21,7 @@ func (s *Server) paneTools() []toolDef {
 		define(&mcp.Tool{Name: "enter_copy_mode", Annotations: mutating(false),
 			Description: "Put a pane in copy mode, scrollUp lines up."}, s.enterCopyMode),
 		define(&mcp.Tool{Name: "exit_copy_mode", Annotations: mutating(true),
-			Description: "Leave a pane's copy mode (or any mode), if in one."}, s.exitCopyMode),
+			Description: "Leave a pane's copy mode (or any mode)."}, s.exitCopyMode),
 		define(&mcp.Tool{Name: "find_pane_by_position", Annotations: readOnly(),
 			Description: "The pane at top, left, top-right… or center of a window."}, s.findPaneByPosition),
 	}

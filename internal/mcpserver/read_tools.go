@@ -40,7 +40,7 @@ type SessionInfo struct {
 }
 
 type listSessionsIn struct {
-	Name     string `json:"name,omitempty" jsonschema:"exact name"`
+	Name     string `json:"name,omitempty"`
 	Attached *bool  `json:"attached,omitempty"`
 }
 
@@ -88,7 +88,7 @@ type WindowInfo struct {
 
 type listWindowsIn struct {
 	SessionName string `json:"sessionName,omitempty"`
-	Name        string `json:"name,omitempty" jsonschema:"exact name"`
+	Name        string `json:"name,omitempty"`
 	Active      *bool  `json:"active,omitempty"`
 }
 
@@ -182,7 +182,7 @@ func (s *Server) shellState(paneID string) *ShellState {
 type listPanesIn struct {
 	SessionName string `json:"sessionName,omitempty"`
 	WindowID    string `json:"windowId,omitempty"`
-	Command     string `json:"command,omitempty" jsonschema:"exact command"`
+	Command     string `json:"command,omitempty"`
 	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"cwd is this or below"`
 	Dead        *bool  `json:"dead,omitempty"`
 	Active      *bool  `json:"active,omitempty"`
@@ -347,7 +347,7 @@ func (s *Server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 }
 
 type displayMessageIn struct {
-	Format   string `json:"format" jsonschema:"e.g. #{pane_current_path}"`
+	Format   string `json:"format"`
 	PaneID   string `json:"paneId,omitempty"`
 	WindowID string `json:"windowId,omitempty"`
 	Session  string `json:"sessionName,omitempty"`

@@ -23,7 +23,7 @@ func (s *Server) readyTools() []toolDef {
 	annotations.OpenWorldHint = &openWorld
 	return []toolDef{
 		define(&mcp.Tool{Name: "wait_for_ready", Annotations: annotations,
-			Description: "Wait until a port listens or a URL answers (status 200-399), seen from the call's host; paneId: the server's pane, whose death or stop line ends it."}, s.waitForReady),
+			Description: "Wait until a port listens or a URL answers (status 200-399); paneId: the server's pane, whose death or stop line ends it."}, s.waitForReady),
 	}
 }
 

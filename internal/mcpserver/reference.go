@@ -15,6 +15,8 @@ func (s *Server) Reference() string {
 	b.WriteString("# tmcp tools\n\n")
 	b.WriteString("Generated from the live tool definitions by `go test ./internal/mcpserver -run Reference -update`; do not edit by hand.\n\n")
 	b.WriteString("A tool is offered when its tier is at or below `TMCP_SAFETY` (readonly < mutating < destructive).\n\n")
+	b.WriteString("What holds for every tool is said once, in the instructions a client is given with the tools (with the default wait ceiling):\n\n> " +
+		strings.ReplaceAll(strings.TrimSpace(s.conventions()), "<", "&lt;") + "\n\n")
 	b.WriteString("| tool | tier | description |\n| --- | --- | --- |\n")
 	defs := s.definitions()
 	for _, d := range defs {

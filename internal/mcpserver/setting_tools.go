@@ -38,7 +38,7 @@ func (s *Server) settingTools() []toolDef {
 		define(&mcp.Tool{Name: "show_hooks", Annotations: readOnly(),
 			Description: "A session's (or global) hooks."}, s.showHooks),
 		define(&mcp.Tool{Name: "pipe_pane", Annotations: mutating(false),
-			Description: "Pipe a pane's output to a shell command (# and % literal; none: stop), or record: true/false starts/stops an asciicast of it."}, s.pipePane),
+			Description: "Pipe a pane's output to a shell command (# and % literal; none: stop); record: true/false starts/stops an asciicast."}, s.pipePane),
 	}
 }
 

@@ -50,7 +50,7 @@ func (t Tier) Offers() string {
 	case ReadOnly:
 		return "read only: nothing is typed, created or killed"
 	case Mutating:
-		return "type, create, rename; no kill tools"
+		return "no kill tools"
 	}
 	return "everything, kill tools included"
 }

@@ -117,10 +117,10 @@ func createdOut(c tmux.Created) CreatedOut {
 }
 
 type createSessionIn struct {
-	Name           string `json:"name,omitempty" jsonschema:"omitted: tmux picks one"`
+	Name           string `json:"name,omitempty"`
 	WindowName     string `json:"windowName,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
+	Command        string `json:"command,omitempty"`
 	Width          int    `json:"width,omitempty" jsonschema:"default 80"`
 	Height         int    `json:"height,omitempty" jsonschema:"default 24"`
 }
@@ -143,7 +143,7 @@ type createWindowIn struct {
 	SessionName    string `json:"sessionName,omitempty"`
 	Name           string `json:"name,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
+	Command        string `json:"command,omitempty"`
 }
 
 func (s *Server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in createWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
@@ -165,7 +165,7 @@ type splitWindowIn struct {
 	Direction      string `json:"direction,omitempty" jsonschema:"right, left, below (default), above"`
 	Size           string `json:"size,omitempty" jsonschema:"cells (20) or percent (30%)"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
+	Command        string `json:"command,omitempty"`
 }
 
 func (s *Server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in splitWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
