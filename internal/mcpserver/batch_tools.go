@@ -38,11 +38,11 @@ var batchNames = map[Tier]string{
 // batchTools returns the three batch tools, which run the tools of reg.
 func (s *Server) batchTools(reg *batchRegistry) []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: batchNames[ReadOnly], Annotations: readOnly(),
+		define(&mcp.Tool{Name: batchNames[ReadOnly], Title: "Batch of read-only calls", Annotations: readOnly(),
 			Description: "Run read-only tool calls in order, until one fails; no waits."}, reg.batch(ReadOnly)),
-		define(&mcp.Tool{Name: batchNames[Mutating], Annotations: mutating(false),
+		define(&mcp.Tool{Name: batchNames[Mutating], Title: "Batch of calls", Annotations: mutating(false),
 			Description: "Run read-only or mutating tool calls in order, until one fails; no waits."}, reg.batch(Mutating)),
-		define(&mcp.Tool{Name: batchNames[Destructive], Annotations: destructive(),
+		define(&mcp.Tool{Name: batchNames[Destructive], Title: "Batch of calls, kills too", Annotations: destructive(),
 			Description: "Run tool calls of any tier in order, until one fails; no waits."}, reg.batch(Destructive)),
 	}
 }

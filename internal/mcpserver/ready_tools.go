@@ -22,7 +22,7 @@ func (s *Server) readyTools() []toolDef {
 	openWorld := true
 	annotations.OpenWorldHint = &openWorld
 	return []toolDef{
-		define(&mcp.Tool{Name: "wait_for_ready", Annotations: annotations,
+		define(&mcp.Tool{Name: "wait_for_ready", Title: "Wait for a port or URL", Annotations: annotations,
 			Description: "Wait until a port listens or a URL answers (status 200-399); paneId: the server's pane, whose death or stop line ends it."}, s.waitForReady),
 	}
 }

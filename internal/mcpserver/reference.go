@@ -24,7 +24,7 @@ func (s *Server) Reference() string {
 	}
 	for _, d := range defs {
 		a := d.tool.Annotations
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", d.tool.Name, d.tool.Description)
+		fmt.Fprintf(&b, "\n## %s\n\n*%s.* %s\n\n", d.tool.Name, d.tool.Title, d.tool.Description)
 		fmt.Fprintf(&b, "Tier: %s. Read-only: %v. Destructive: %v. Idempotent: %v.\n\n", d.tier, a.ReadOnlyHint,
 			a.DestructiveHint != nil && *a.DestructiveHint, a.IdempotentHint)
 		writeFields(&b, "Arguments", d.tool.InputSchema.(*jsonschema.Schema))

@@ -173,6 +173,37 @@ func TestEveryToolRefusesAnArgumentItDoesNotName(t *testing.T) {
 	}
 }
 
+// maxToolTitleBytes bounds a tool's display title: a few words, as a
+// client shows it in a list or a permission prompt.
+const maxToolTitleBytes = 32
+
+// TestEveryToolHasAShortDistinctTitle checks the title of every tool tmcp
+// has, whatever the tier or configuration offers: present, a few words
+// and no more, each its own, and on the tool alone (not its annotations).
+func TestEveryToolHasAShortDistinctTitle(t *testing.T) {
+	s := &Server{cfg: Config{Tier: Destructive, PromptsAsTools: true}}
+	byTitle := map[string]string{}
+	for _, d := range s.definitions() {
+		title := d.tool.Title
+		switch {
+		case strings.TrimSpace(title) != title || title == "":
+			t.Errorf("%s: title %q, want one without surrounding spaces", d.tool.Name, title)
+		case len(title) > maxToolTitleBytes:
+			t.Errorf("%s: title %q is %d bytes, want at most %d", d.tool.Name, title, len(title), maxToolTitleBytes)
+		}
+		if other, ok := byTitle[strings.ToLower(title)]; ok {
+			t.Errorf("%s and %s have the same title %q", other, d.tool.Name, title)
+		}
+		byTitle[strings.ToLower(title)] = d.tool.Name
+		if d.tool.Annotations.Title != "" {
+			t.Errorf("%s: annotations title %q; the title belongs to the tool alone", d.tool.Name, d.tool.Annotations.Title)
+		}
+	}
+	if len(byTitle) == 0 {
+		t.Fatal("no tools")
+	}
+}
+
 // nullable reports whether a schema, decoded as JSON, has a type list.
 func nullable(schema any) bool {
 	b, _ := json.Marshal(schema)

@@ -12,19 +12,19 @@ import (
 
 func (s *Server) writeTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "send_keys", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "send_keys", Title: "Send keys", Annotations: mutating(false),
 			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name (C-c) is that key."}, s.sendKeys),
-		define(&mcp.Tool{Name: "paste_text", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "paste_text", Title: "Paste text", Annotations: mutating(false),
 			Description: "Paste exact text into a pane, never read as keys."}, s.pasteText),
-		define(&mcp.Tool{Name: "create_session", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "create_session", Title: "Create a session", Annotations: mutating(false),
 			Description: "Create a detached session."}, s.createSession),
-		define(&mcp.Tool{Name: "create_window", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "create_window", Title: "Create a window", Annotations: mutating(false),
 			Description: "Create a window (not switched to)."}, s.createWindow),
-		define(&mcp.Tool{Name: "split_window", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "split_window", Title: "Split a pane", Annotations: mutating(false),
 			Description: "Split a pane in two."}, s.splitWindow),
-		define(&mcp.Tool{Name: "rename_session", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "rename_session", Title: "Rename a session", Annotations: mutating(true),
 			Description: "Rename a session."}, s.renameSession),
-		define(&mcp.Tool{Name: "rename_window", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "rename_window", Title: "Rename a window", Annotations: mutating(true),
 			Description: "Rename a window."}, s.renameWindow),
 	}
 }
