@@ -142,7 +142,7 @@ func TestWaitForReadyWaitsForAServerThatListensLate(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
 	progress := &progressLog{watchers: map[any]func(){}}
-	s := launch(t, srv, launchOptions{client: &mcp.ClientOptions{ProgressNotificationHandler: progress.handle}, env: readinessOn})
+	s := launch(t, srv, launchOptions{client: &mcp.ClientOptions{ProgressNotificationHandler: progress.handle}})
 	addr := freeAddr(t)
 	pane := serverPane(t, srv, "late", addr)
 
@@ -184,7 +184,7 @@ func TestWaitForReadyEndsAtOnceWhenTheServersPaneDies(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
 	progress := &progressLog{watchers: map[any]func(){}}
-	s := launch(t, srv, launchOptions{client: &mcp.ClientOptions{ProgressNotificationHandler: progress.handle}, env: readinessOn})
+	s := launch(t, srv, launchOptions{client: &mcp.ClientOptions{ProgressNotificationHandler: progress.handle}})
 	addr := freeAddr(t)
 	pane := serverPane(t, srv, "die", addr)
 
@@ -210,7 +210,7 @@ func TestWaitForReadyStopsOnAStopLine(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
 	progress := &progressLog{watchers: map[any]func(){}}
-	s := launch(t, srv, launchOptions{client: &mcp.ClientOptions{ProgressNotificationHandler: progress.handle}, env: readinessOn})
+	s := launch(t, srv, launchOptions{client: &mcp.ClientOptions{ProgressNotificationHandler: progress.handle}})
 	pane := newShellWindow(t, srv)
 
 	// Typed once the wait is seen waiting; the echo of the typed line is
@@ -235,25 +235,20 @@ func TestWaitForReadyStopsOnAStopLine(t *testing.T) {
 	}
 }
 
-// readinessOn is the environment that has tmcp offer wait_for_ready.
-var readinessOn = []string{"TMCP_READINESS=1"}
-
-// TestWaitForReadyIsOfferedOnlyWhenAskedFor: off by default, as its
-// schema does not fit the model-visible budget beside the other tools.
-func TestWaitForReadyIsOfferedOnlyWhenAskedFor(t *testing.T) {
+// TestWaitForReadyIsOfferedByDefault: at every tier, with nothing set.
+func TestWaitForReadyIsOfferedByDefault(t *testing.T) {
 	srv := tmuxtest.New(t)
-	if slices.Contains(startTMCP(t, srv, "").toolNames(), "wait_for_ready") {
-		t.Errorf("wait_for_ready offered without TMCP_READINESS=1")
-	}
-	if !slices.Contains(launch(t, srv, launchOptions{env: readinessOn}).toolNames(), "wait_for_ready") {
-		t.Errorf("wait_for_ready not offered with TMCP_READINESS=1")
+	for _, tier := range []string{"readonly", ""} {
+		if !slices.Contains(startTMCP(t, srv, tier).toolNames(), "wait_for_ready") {
+			t.Errorf("wait_for_ready not offered at tier %q", tier)
+		}
 	}
 }
 
 func TestWaitForReadyJudgesStatusHeaderBodyAndTLS(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
-	s := launch(t, srv, launchOptions{env: readinessOn})
+	s := startTMCP(t, srv, "")
 	busy := newStatusServer(t, 3, false)
 	if r, _ := s.ready(map[string]any{"target": busy.URL + "/health", "header": "X-Ready: yes", "body": "systems go", "timeoutSeconds": 15}); r.Outcome != "ready" || r.Probe != "status 200" || r.Probes < 4 {
 		t.Errorf("wait_for_ready on a server answering 503 three times = %+v, want ready on status 200 after 4 probes or more", r)

@@ -42,7 +42,7 @@ func newRemoteFixture(t *testing.T) *remoteFixture {
 	t.Helper()
 	sshd := startSSHD(t)
 	f := &remoteFixture{sshd: sshd, local: tmuxtest.New(t), far: tmuxtest.New(t), far2: tmuxtest.New(t)}
-	f.s = startTMCPWithEnv(t, f.local, "", []string{"TMCP_READINESS=1"}, "-ssh-config", sshd.ConfigFile,
+	f.s = startTMCP(t, f.local, "", "-ssh-config", sshd.ConfigFile,
 		"-host", "far="+sshserver.Alias+",socket="+f.far.Socket,
 		"-host", "far2="+sshserver.Alias+",socket="+f.far2.Socket,
 		"-host", "down="+sshserver.DownAlias)

@@ -1183,11 +1183,12 @@ func TestEveryToolCarriesAnnotationsAndAnOutputSchema(t *testing.T) {
 	t.Parallel()
 	for _, tool := range allTools(t) {
 		a := tool.Annotations
-		// No title: it would only repeat the name, in every tools/list.
+		// The display title is the tool's own, not the annotations' too
+		// (the same words twice in every tools/list).
 		// Only wait_for_ready reaches past tmux (the network it probes).
 		openWorld := tool.Name == "wait_for_ready"
-		if a == nil || a.Title != "" || a.OpenWorldHint == nil || *a.OpenWorldHint != openWorld || tool.OutputSchema == nil || tool.Description == "" {
-			t.Errorf("tool %s: annotations %+v, output schema %v, description %q", tool.Name, a, tool.OutputSchema != nil, tool.Description)
+		if a == nil || a.Title != "" || tool.Title == "" || a.OpenWorldHint == nil || *a.OpenWorldHint != openWorld || tool.OutputSchema == nil || tool.Description == "" {
+			t.Errorf("tool %s: title %q, annotations %+v, output schema %v, description %q", tool.Name, tool.Title, a, tool.OutputSchema != nil, tool.Description)
 			continue
 		}
 		read := slices.Contains(readTools, tool.Name)

@@ -92,7 +92,6 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 45)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
-		fmt.Fprintf(fs.Output(), "  TMCP_READINESS         1: also offer wait_for_ready (a port or URL answers)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_SHELL_INTEGRATION off: the default of -no-shell-integration\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_SSH_CONFIG        the default of -ssh-config\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_STATE_DIR         the default of -state-dir\n")
@@ -172,7 +171,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer closeAudit()
 	o.record.Errors = stderr
 	cfg := mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
-		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", Readiness: os.Getenv("TMCP_READINESS") == "1", OverHTTP: o.http.addr != "", Hosts: set, Record: o.record, Log: stderr}
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set, Record: o.record, Log: stderr}
 	if !o.tools && !o.doctor && o.stateDir != "off" {
 		cfg.StateDir = o.stateDir
 	}

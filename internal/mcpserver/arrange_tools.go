@@ -16,23 +16,23 @@ import (
 // arrangeTools returns the arranging tools: selecting, resizing, swapping and moving panes and windows, titles.
 func (s *Server) arrangeTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "select_window", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "select_window", Title: "Select a window", Annotations: mutating(true),
 			Description: "Make a window current."}, s.selectWindow),
-		define(&mcp.Tool{Name: "select_pane", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "select_pane", Title: "Select a pane", Annotations: mutating(true),
 			Description: "Make a pane active, and its window current."}, s.selectPane),
-		define(&mcp.Tool{Name: "select_layout", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "select_layout", Title: "Arrange panes", Annotations: mutating(true),
 			Description: "Arrange a window's panes."}, s.selectLayout),
-		define(&mcp.Tool{Name: "resize_pane", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "resize_pane", Title: "Resize a pane", Annotations: mutating(true),
 			Description: "Size a pane in cells, or zoom/unzoom it."}, s.resizePane),
-		define(&mcp.Tool{Name: "resize_window", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "resize_window", Title: "Resize a window", Annotations: mutating(true),
 			Description: "Size a window in cells (fixed from then on)."}, s.resizeWindow),
-		define(&mcp.Tool{Name: "swap_pane", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "swap_pane", Title: "Swap two panes", Annotations: mutating(false),
 			Description: "Swap two panes (any windows)."}, s.swapPane),
-		define(&mcp.Tool{Name: "move_window", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "move_window", Title: "Move a window", Annotations: mutating(false),
 			Description: "Move a window to a session and/or index."}, s.moveWindow),
-		define(&mcp.Tool{Name: "move_pane", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "move_pane", Title: "Move a pane", Annotations: mutating(false),
 			Description: "Move a pane into windowId (none: new window)."}, s.movePane),
-		define(&mcp.Tool{Name: "set_pane_title", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "set_pane_title", Title: "Set a pane's title", Annotations: mutating(true),
 			Description: "Set a pane's title (literal)."}, s.setPaneTitle),
 	}
 }
@@ -264,7 +264,7 @@ func (s *Server) swapPane(ctx context.Context, _ *mcp.CallToolRequest, in swapPa
 type moveWindowIn struct {
 	windowIn
 	SessionName string `json:"sessionName,omitempty"`
-	Index       *int   `json:"index,omitempty" jsonschema:"omitted: first free"`
+	Index       *int   `json:"index,omitempty"`
 }
 
 func (s *Server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in moveWindowIn) (*mcp.CallToolResult, movedWindowOut, error) {

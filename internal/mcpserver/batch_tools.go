@@ -37,20 +37,14 @@ var batchNames = map[Tier]string{
 
 // batchTools returns the three batch tools, which run the tools of reg.
 func (s *Server) batchTools(reg *batchRegistry) []toolDef {
-	defs := []toolDef{
-		define(&mcp.Tool{Name: batchNames[ReadOnly], Annotations: readOnly(),
+	return []toolDef{
+		define(&mcp.Tool{Name: batchNames[ReadOnly], Title: "Batch of read-only calls", Annotations: readOnly(),
 			Description: "Run read-only tool calls in order, until one fails; no waits."}, reg.batch(ReadOnly)),
-		define(&mcp.Tool{Name: batchNames[Mutating], Annotations: mutating(false),
+		define(&mcp.Tool{Name: batchNames[Mutating], Title: "Batch of calls", Annotations: mutating(false),
 			Description: "Run read-only or mutating tool calls in order, until one fails; no waits."}, reg.batch(Mutating)),
-		define(&mcp.Tool{Name: batchNames[Destructive], Annotations: destructive(),
+		define(&mcp.Tool{Name: batchNames[Destructive], Title: "Batch of calls, kills too", Annotations: destructive(),
 			Description: "Run tool calls of any tier in order, until one fails; no waits."}, reg.batch(Destructive)),
 	}
-	for _, d := range defs {
-		// "arguments" is any object; saying additionalProperties: true
-		// again costs bytes in every conversation.
-		d.tool.InputSchema.(*jsonschema.Schema).Properties["calls"].Items.Properties["arguments"].AdditionalProperties = nil
-	}
-	return defs
 }
 
 // batchRegistry finds the tools a batch calls: the tools defined with the
@@ -300,13 +294,10 @@ type invoker struct {
 	run     func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, any, error)
 }
 
-// invokerFor builds the invoker of a tool whose input schema is set,
-// resolving the schema once, as mcp.AddTool resolves it.
-func invokerFor[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) invoker {
-	rs, err := t.InputSchema.(*jsonschema.Schema).Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // as mcp.AddTool does: schemas are fixed at build time
-	}
+// invokerFor builds the invoker of the tool called name, whose calls are
+// checked against input, resolved once.
+func invokerFor[In, Out any](name string, input *jsonschema.Schema, h mcp.ToolHandlerFor[In, Out]) invoker {
+	rs := resolve(name, input)
 	return invoker{
 		prepare: func(args json.RawMessage) (json.RawMessage, error) { return applyInputSchema(rs, args) },
 		run: func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, any, error) {

@@ -106,7 +106,7 @@ func TestBatchChecksArgumentsAsTheSDKDoes(t *testing.T) {
 	d := define(&mcp.Tool{Name: "fake", Annotations: readOnly()}, h)
 	ctx := context.Background()
 	m := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
-	mcp.AddTool(m, d.tool, h) // the SDK's own wrapper, not define's registration
+	mcp.AddTool(m, checkedTool(d), h) // the SDK's own wrapper, not define's registration
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := m.Connect(ctx, st, nil)
 	if err != nil {

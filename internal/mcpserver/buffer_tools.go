@@ -35,17 +35,17 @@ const (
 // bufferTools returns send_keys_batch, the paste buffers and list_servers.
 func (s *Server) bufferTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "send_keys_batch", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "send_keys_batch", Title: "Send a key sequence", Annotations: mutating(false),
 			Description: "Keys in order, no Enter added (Escape, :wq, Enter): pagers, editors."}, s.sendKeysBatch),
-		define(&mcp.Tool{Name: "load_buffer", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "load_buffer", Title: "Load a paste buffer", Annotations: mutating(false),
 			Description: "Put exact text into a paste buffer."}, s.loadBuffer),
-		define(&mcp.Tool{Name: "paste_buffer", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "paste_buffer", Title: "Paste a buffer", Annotations: mutating(false),
 			Description: "Paste a tmux buffer into a pane (buffer kept)."}, s.pasteBuffer),
-		define(&mcp.Tool{Name: "show_buffer", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "show_buffer", Title: "Show a paste buffer", Annotations: readOnly(),
 			Description: "A paste buffer's text (its end); no name: the latest, and all names."}, s.showBuffer),
-		define(&mcp.Tool{Name: "delete_buffer", Annotations: destructive(),
+		define(&mcp.Tool{Name: "delete_buffer", Title: "Delete a paste buffer", Annotations: destructive(),
 			Description: "Delete a paste buffer."}, s.deleteBuffer),
-		define(&mcp.Tool{Name: "list_servers", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "list_servers", Title: "List tmux servers", Annotations: readOnly(),
 			Description: "This user's tmux sockets: live or stale, sessions, tmcp's own."}, s.listServers),
 	}
 }
@@ -154,7 +154,7 @@ func bufferNames(all []tmux.Buffer) string {
 }
 
 type loadBufferIn struct {
-	Name string `json:"name,omitempty" jsonschema:"omitted: a new one"`
+	Name string `json:"name,omitempty"`
 	Text string `json:"text"`
 }
 
@@ -196,7 +196,7 @@ func orNew(name string) string {
 
 type pasteBufferIn struct {
 	PaneID    string `json:"paneId,omitempty"`
-	Name      string `json:"name,omitempty" jsonschema:"omitted: the latest"`
+	Name      string `json:"name,omitempty"`
 	Bracketed *bool  `json:"bracketed,omitempty" jsonschema:"default true"`
 }
 
@@ -220,7 +220,7 @@ func (s *Server) pasteBuffer(ctx context.Context, req *mcp.CallToolRequest, in p
 }
 
 type showBufferIn struct {
-	Name     string `json:"name,omitempty" jsonschema:"omitted: the latest"`
+	Name     string `json:"name,omitempty"`
 	MaxBytes int    `json:"maxBytes,omitempty"`
 }
 

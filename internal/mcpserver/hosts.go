@@ -189,7 +189,7 @@ func (s *Server) hostNames() []string {
 func (s *Server) addHostArg(defs []toolDef) {
 	if len(s.hostNames()) == 0 {
 		for _, d := range defs {
-			if out, ok := d.tool.OutputSchema.(*jsonschema.Schema); ok {
+			if out, ok := d.tool.OutputSchema.(*outputSchema); ok {
 				for _, f := range hostOnlyOutputs[d.tool.Name] {
 					delete(out.Properties, f)
 				}
@@ -198,14 +198,12 @@ func (s *Server) addHostArg(defs []toolDef) {
 		return
 	}
 	for _, d := range defs {
-		in, ok := d.tool.InputSchema.(*jsonschema.Schema)
-		if !ok {
-			continue
+		for _, in := range []*jsonschema.Schema{d.tool.InputSchema.(*jsonschema.Schema), d.input} {
+			if in.Properties == nil {
+				in.Properties = map[string]*jsonschema.Schema{}
+			}
+			in.Properties[hostArg] = &jsonschema.Schema{Type: "string"}
 		}
-		if in.Properties == nil {
-			in.Properties = map[string]*jsonschema.Schema{}
-		}
-		in.Properties[hostArg] = &jsonschema.Schema{Type: "string"}
 	}
 }
 

@@ -17,20 +17,20 @@ const maxSearchLines = 20
 
 func (s *Server) inspectTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "search_panes", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "search_panes", Title: "Search panes", Annotations: readOnly(),
 			Description: "Panes showing pattern, with the matching lines."}, s.searchPanes),
-		define(&mcp.Tool{Name: "snapshot_pane", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "snapshot_pane", Title: "Snapshot a pane", Annotations: readOnly(),
 			Description: "A pane's state and screen in one call."}, s.snapshotPane),
-		define(&mcp.Tool{Name: "get_session_info", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "get_session_info", Title: "Session details", Annotations: readOnly(),
 			Description: "One session and its windows."}, s.getSessionInfo),
-		define(&mcp.Tool{Name: "get_window_info", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "get_window_info", Title: "Window details", Annotations: readOnly(),
 			Description: "One window: size, layout and panes."}, s.getWindowInfo),
 	}
 }
 
 type searchPanesIn struct {
 	Pattern     string `json:"pattern"`
-	Regex       bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
+	Regex       bool   `json:"regex,omitempty"`
 	MatchCase   *bool  `json:"matchCase,omitempty" jsonschema:"default true"`
 	SessionName string `json:"sessionName,omitempty"`
 }

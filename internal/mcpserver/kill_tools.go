@@ -11,13 +11,13 @@ import (
 
 func (s *Server) killTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "kill_pane", Annotations: destructive(),
+		define(&mcp.Tool{Name: "kill_pane", Title: "Kill a pane", Annotations: destructive(),
 			Description: "Kill a pane and its process."}, s.killPane),
-		define(&mcp.Tool{Name: "kill_window", Annotations: destructive(),
+		define(&mcp.Tool{Name: "kill_window", Title: "Kill a window", Annotations: destructive(),
 			Description: "Kill a window and its panes."}, s.killWindow),
-		define(&mcp.Tool{Name: "kill_session", Annotations: destructive(),
+		define(&mcp.Tool{Name: "kill_session", Title: "Kill a session", Annotations: destructive(),
 			Description: "Kill a session and its windows."}, s.killSession),
-		define(&mcp.Tool{Name: "kill_server", Annotations: destructive(),
+		define(&mcp.Tool{Name: "kill_server", Title: "Kill the tmux server", Annotations: destructive(),
 			Description: "Kill the tmux server, every session. Needs confirm: true."}, s.killServer),
 	}
 }

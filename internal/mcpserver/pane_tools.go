@@ -14,15 +14,15 @@ import (
 // paneTools returns respawn_pane, clear_pane, copy mode and find_pane_by_position.
 func (s *Server) paneTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "respawn_pane", Annotations: destructive(),
+		define(&mcp.Tool{Name: "respawn_pane", Title: "Restart a pane", Annotations: destructive(),
 			Description: "Restart a pane's process (or command instead)."}, s.respawnPane),
-		define(&mcp.Tool{Name: "clear_pane", Annotations: destructive(),
+		define(&mcp.Tool{Name: "clear_pane", Title: "Clear a pane", Annotations: destructive(),
 			Description: "Clear a pane's screen without typing; history: true drops scrollback."}, s.clearPane),
-		define(&mcp.Tool{Name: "enter_copy_mode", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "enter_copy_mode", Title: "Enter copy mode", Annotations: mutating(false),
 			Description: "Put a pane in copy mode, scrollUp lines up."}, s.enterCopyMode),
-		define(&mcp.Tool{Name: "exit_copy_mode", Annotations: mutating(true),
-			Description: "Leave a pane's copy mode (or any mode), if in one."}, s.exitCopyMode),
-		define(&mcp.Tool{Name: "find_pane_by_position", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "exit_copy_mode", Title: "Leave copy mode", Annotations: mutating(true),
+			Description: "Leave a pane's copy mode (or any mode)."}, s.exitCopyMode),
+		define(&mcp.Tool{Name: "find_pane_by_position", Title: "Find a pane by position", Annotations: readOnly(),
 			Description: "The pane at top, left, top-right… or center of a window."}, s.findPaneByPosition),
 	}
 }

@@ -15,7 +15,7 @@ func (s *Server) promptTools() []toolDef {
 		return nil
 	}
 	return []toolDef{
-		define(&mcp.Tool{Name: "get_prompt", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "get_prompt", Title: "Get a prompt", Annotations: readOnly(),
 			Description: "Task steps: " + strings.Join(s.promptNames(), ", ") + "."}, s.getPrompt),
 	}
 }

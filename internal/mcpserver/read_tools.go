@@ -13,19 +13,19 @@ import (
 
 func (s *Server) readTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "list_sessions", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "list_sessions", Title: "List sessions", Annotations: readOnly(),
 			Description: "Sessions with window and client counts."}, s.listSessions),
-		define(&mcp.Tool{Name: "list_windows", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "list_windows", Title: "List windows", Annotations: readOnly(),
 			Description: "Windows of one session or all."}, s.listWindows),
-		define(&mcp.Tool{Name: "list_panes", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "list_panes", Title: "List panes", Annotations: readOnly(),
 			Description: "Panes with command, path, size, state; isCaller: tmcp's own pane."}, s.listPanes),
-		define(&mcp.Tool{Name: "get_server_info", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "get_server_info", Title: "Server details", Annotations: readOnly(),
 			Description: "tmux version, socket, counts, caller's pane, safety tier."}, s.getServerInfo),
-		define(&mcp.Tool{Name: "get_pane_info", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "get_pane_info", Title: "Pane details", Annotations: readOnly(),
 			Description: "A pane's command, pid, exit status, size, path, title, modes."}, s.getPaneInfo),
-		define(&mcp.Tool{Name: "capture_pane", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "capture_pane", Title: "Read a pane's screen", Annotations: readOnly(),
 			Description: "A pane's screen as text; history: true or startLine < 0 reads scrollback."}, s.capturePane),
-		define(&mcp.Tool{Name: "display_message", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "display_message", Title: "Expand a tmux format", Annotations: readOnly(),
 			Description: "Expand a tmux format; #(), E: and T: refused."}, s.displayMessage),
 	}
 }
@@ -40,7 +40,7 @@ type SessionInfo struct {
 }
 
 type listSessionsIn struct {
-	Name     string `json:"name,omitempty" jsonschema:"exact name"`
+	Name     string `json:"name,omitempty"`
 	Attached *bool  `json:"attached,omitempty"`
 }
 
@@ -88,7 +88,7 @@ type WindowInfo struct {
 
 type listWindowsIn struct {
 	SessionName string `json:"sessionName,omitempty"`
-	Name        string `json:"name,omitempty" jsonschema:"exact name"`
+	Name        string `json:"name,omitempty"`
 	Active      *bool  `json:"active,omitempty"`
 }
 
@@ -182,7 +182,7 @@ func (s *Server) shellState(paneID string) *ShellState {
 type listPanesIn struct {
 	SessionName string `json:"sessionName,omitempty"`
 	WindowID    string `json:"windowId,omitempty"`
-	Command     string `json:"command,omitempty" jsonschema:"exact command"`
+	Command     string `json:"command,omitempty"`
 	PathUnder   string `json:"pathUnder,omitempty" jsonschema:"cwd is this or below"`
 	Dead        *bool  `json:"dead,omitempty"`
 	Active      *bool  `json:"active,omitempty"`
@@ -347,7 +347,7 @@ func (s *Server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 }
 
 type displayMessageIn struct {
-	Format   string `json:"format" jsonschema:"e.g. #{pane_current_path}"`
+	Format   string `json:"format"`
 	PaneID   string `json:"paneId,omitempty"`
 	WindowID string `json:"windowId,omitempty"`
 	Session  string `json:"sessionName,omitempty"`

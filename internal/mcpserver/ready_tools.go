@@ -15,20 +15,15 @@ import (
 // defaultProbeWaitTimeout is a readiness wait's, before the ceiling clamps it.
 const defaultProbeWaitTimeout = 30 * time.Second
 
-// readyTools returns wait_for_ready when the operator asks for it
-// (TMCP_READINESS=1): its schema, 736 bytes that a model reads, does not
-// fit the 16 KiB model-visible budget beside the other tools yet.
+// readyTools returns wait_for_ready.
 func (s *Server) readyTools() []toolDef {
-	if !s.cfg.Readiness {
-		return nil
-	}
 	// It only looks, but at the network beyond tmux: open-world.
 	annotations := readOnly()
 	openWorld := true
 	annotations.OpenWorldHint = &openWorld
 	return []toolDef{
-		define(&mcp.Tool{Name: "wait_for_ready", Annotations: annotations,
-			Description: "Wait until a port listens or a URL answers (status 200-399), seen from the call's host; paneId: the server's pane, whose death or stop line ends it."}, s.waitForReady),
+		define(&mcp.Tool{Name: "wait_for_ready", Title: "Wait for a port or URL", Annotations: annotations,
+			Description: "Wait until a port listens or a URL answers (status 200-399); paneId: the server's pane, whose death or stop line ends it."}, s.waitForReady),
 	}
 }
 

@@ -15,6 +15,8 @@ func (s *Server) Reference() string {
 	b.WriteString("# tmcp tools\n\n")
 	b.WriteString("Generated from the live tool definitions by `go test ./internal/mcpserver -run Reference -update`; do not edit by hand.\n\n")
 	b.WriteString("A tool is offered when its tier is at or below `TMCP_SAFETY` (readonly < mutating < destructive).\n\n")
+	b.WriteString("What holds for every tool is said once, in the instructions a client is given with the tools (with the default wait ceiling):\n\n> " +
+		strings.ReplaceAll(strings.TrimSpace(s.conventions()), "<", "&lt;") + "\n\n")
 	b.WriteString("| tool | tier | description |\n| --- | --- | --- |\n")
 	defs := s.definitions()
 	for _, d := range defs {
@@ -22,7 +24,7 @@ func (s *Server) Reference() string {
 	}
 	for _, d := range defs {
 		a := d.tool.Annotations
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", d.tool.Name, d.tool.Description)
+		fmt.Fprintf(&b, "\n## %s\n\n*%s.* %s\n\n", d.tool.Name, d.tool.Title, d.tool.Description)
 		fmt.Fprintf(&b, "Tier: %s. Read-only: %v. Destructive: %v. Idempotent: %v.\n\n", d.tier, a.ReadOnlyHint,
 			a.DestructiveHint != nil && *a.DestructiveHint, a.IdempotentHint)
 		writeFields(&b, "Arguments", d.tool.InputSchema.(*jsonschema.Schema))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -23,13 +22,12 @@ import (
 // the handler's Out, decode that into generic maps, check them against
 // the output schema and encode them again, about 8 ms of CPU for a
 // listing of 1,000 panes, to check that values of tmcp's own types fit
-// schemas derived from those types. Those types fix every field's JSON
-// type, which is all a compact output schema says (compactOutput), except
-// that a nil slice, map or pointer is null; that alone is checked on each
-// reply. Both schemas are advertised as before.
-func addTool[In, Out any](m *mcp.Server, t *mcp.Tool, rs *jsonschema.Resolved, h mcp.ToolHandlerFor[In, Out]) {
-	schema, _ := t.OutputSchema.(*jsonschema.Schema)
-	nonNull := nonNullFields(reflect.TypeFor[Out](), schema)
+// schemas derived from those types. A compact output schema names the
+// fields and nothing more (compactOutput); the types docs/TOOLS.md gives
+// them are those encoding/json writes, except that a nil slice, map or
+// pointer is null: nonNull lists those fields, and structured refuses a
+// reply that holds one.
+func addTool[In, Out any](m *mcp.Server, t *mcp.Tool, rs *jsonschema.Resolved, nonNull []schemaField, h mcp.ToolHandlerFor[In, Out]) {
 	m.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := applyInputSchema(rs, req.Params.Arguments)
 		if err != nil {
@@ -138,8 +136,9 @@ type schemaField struct {
 	index []int  // as reflect.Value.FieldByIndex takes it
 }
 
-// nonNullFields returns the fields of t, a struct or a pointer to one, that
-// schema types and that a value of t may hold as null.
+// nonNullFields returns the fields of t, a struct or a pointer to one, to
+// which schema, t's schema uncompacted, gives a type other than null and
+// that a value of t may hold as null.
 func nonNullFields(t reflect.Type, schema *jsonschema.Schema) []schemaField {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -150,12 +149,16 @@ func nonNullFields(t reflect.Type, schema *jsonschema.Schema) []schemaField {
 	var out []schemaField
 	for _, f := range jsonFields(t) {
 		p := schema.Properties[f.name]
-		if p == nil || p.Type == "" || p.Type == "null" || slices.Contains(p.Types, "null") || f.omitted {
+		if p == nil || f.omitted {
+			continue
+		}
+		typ := plainType(p)
+		if typ == "" || typ == "null" {
 			continue
 		}
 		switch f.field.Type.Kind() {
 		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
-			out = append(out, schemaField{name: f.name, typ: p.Type, index: f.field.Index})
+			out = append(out, schemaField{name: f.name, typ: typ, index: f.field.Index})
 		}
 	}
 	return out

@@ -202,7 +202,7 @@ func TestRepliesAreTheSDKWrappersReplies(t *testing.T) {
 			}
 			d := define(&mcp.Tool{Name: "fake", Annotations: readOnly()}, h)
 			sdk := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
-			mcp.AddTool(sdk, d.tool, h) // the same tool: the same schemas
+			mcp.AddTool(sdk, checkedTool(d), h) // the same tool: the same schemas
 			ours := mcp.NewServer(&mcp.Implementation{Name: "ours"}, nil)
 			d.add(ours)
 			sdkArgs := c.args
@@ -226,6 +226,22 @@ func TestRepliesAreTheSDKWrappersReplies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkedTool is d's tool with the schemas tmcp checks its calls and
+// replies against, for the SDK's wrapper to check them the same way: the
+// closed input schema, not the open one clients are shown, and an output
+// schema that gives each field the type docs/TOOLS.md gives it, where
+// the one clients are shown names the fields only.
+func checkedTool(d toolDef) *mcp.Tool {
+	t := *d.tool
+	t.InputSchema = d.input
+	out := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
+	for name, p := range d.result.Properties {
+		out.Properties[name] = &jsonschema.Schema{Type: plainType(p)}
+	}
+	t.OutputSchema = out
+	return &t
 }
 
 // callRaw calls the tool fake with args ("": none) and returns the response as a
@@ -290,7 +306,7 @@ func failedWith(t *testing.T, result any, prefix string) any {
 }
 
 func TestNonNullFieldsAreTheNilableFieldsTheSchemaTypes(t *testing.T) {
-	schema := schemaFor[replyOut](true)
+	schema := fullSchema[replyOut]()
 	var got []string
 	for _, f := range nonNullFields(reflect.TypeFor[replyOut](), schema) {
 		got = append(got, f.name+":"+f.typ)
@@ -306,23 +322,29 @@ func TestNonNullFieldsAreTheNilableFieldsTheSchemaTypes(t *testing.T) {
 }
 
 // TestOutputSchemasTypeTheirFieldsAsGoWritesThem checks, for every tool,
-// that each field of its output schema has the JSON type encoding/json
-// gives the Go field: with that and the null check of structured, every
-// reply fits the schema without being checked against it.
+// that each field of its documented output schema (docs/TOOLS.md) has the
+// JSON type encoding/json gives the Go field, so that with the null check
+// of structured every reply is what the reference says without being
+// checked against it; and that the compact schema clients are shown names
+// those same fields.
 func TestOutputSchemasTypeTheirFieldsAsGoWritesThem(t *testing.T) {
 	s := &Server{cfg: Config{Tier: Destructive}}
 	for _, d := range s.definitions() {
-		schema := d.tool.OutputSchema.(*jsonschema.Schema)
-		if d.out.Kind() != reflect.Struct || schema.Type != "object" {
-			t.Errorf("%s: Out is a %s with a schema of type %q; want a struct, an object", d.tool.Name, d.out.Kind(), schema.Type)
+		shown := d.tool.OutputSchema.(*outputSchema)
+		if d.out.Kind() != reflect.Struct || plainType(d.result) != "object" || shown.Type != "object" {
+			t.Errorf("%s: Out is a %s with a schema of type %q; want a struct, an object", d.tool.Name, d.out.Kind(), plainType(d.result))
 			continue
 		}
 		for _, f := range jsonFields(d.out) {
-			p := schema.Properties[f.name]
-			if p == nil {
-				continue // a field only replies from hosts have (hostOnlyOutputs)
+			if _, ok := shown.Properties[f.name]; !ok && !slices.Contains(hostOnlyOutputs[d.tool.Name], f.name) {
+				t.Errorf("%s: field %s is not in the output schema clients are shown", d.tool.Name, f.name)
 			}
-			if want := jsonType(f.field.Type); p.Type != want || len(p.Types) > 0 {
+			p := d.result.Properties[f.name]
+			if p == nil {
+				t.Errorf("%s: field %s is not in the documented output schema", d.tool.Name, f.name)
+				continue
+			}
+			if want := jsonType(f.field.Type); plainType(p) != want {
 				t.Errorf("%s: field %s (%s) has type %q %v in the output schema; encoding/json writes it as %q", d.tool.Name, f.name, f.field.Type, p.Type, p.Types, want)
 			}
 		}
@@ -391,7 +413,7 @@ func TestNullArgumentsAreNoArguments(t *testing.T) {
 
 func TestStructuredEncodesWhatAPointerPointsTo(t *testing.T) {
 	out := replyOut{Value: "v", Items: []string{}}
-	fields := nonNullFields(reflect.TypeFor[*replyOut](), schemaFor[replyOut](true))
+	fields := nonNullFields(reflect.TypeFor[*replyOut](), fullSchema[replyOut]())
 	byValue, err := structured(nil, out, fields)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 func (s *Server) screenshotTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "screenshot_pane", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "screenshot_pane", Title: "Screenshot a pane", Annotations: readOnly(),
 			Description: "A pane as a terminal draws it, as PNG; theme dark|light; startLine/endLine as capture_pane."}, s.screenshotPane),
 	}
 }

@@ -27,18 +27,18 @@ var optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9_][A-Za-z0-9_.:/-]*(\[[
 // settingTools returns options, environment, hooks and pipe_pane.
 func (s *Server) settingTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "show_option", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "show_option", Title: "Show an option", Annotations: readOnly(),
 			Description: "A tmux option of server, session, window or pane; no name: all."}, s.showOption),
-		define(&mcp.Tool{Name: "set_option", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "set_option", Title: "Set an option", Annotations: mutating(true),
 			Description: "Set or unset a tmux option (literal); returns the value in force."}, s.setOption),
-		define(&mcp.Tool{Name: "show_environment", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "show_environment", Title: "Show the environment", Annotations: readOnly(),
 			Description: "A session's (or global) environment for new panes."}, s.showEnvironment),
-		define(&mcp.Tool{Name: "set_environment", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "set_environment", Title: "Set a variable", Annotations: mutating(true),
 			Description: "Set or unset a session's (or global) variable for new panes."}, s.setEnvironment),
-		define(&mcp.Tool{Name: "show_hooks", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "show_hooks", Title: "Show hooks", Annotations: readOnly(),
 			Description: "A session's (or global) hooks."}, s.showHooks),
-		define(&mcp.Tool{Name: "pipe_pane", Annotations: mutating(false),
-			Description: "Pipe a pane's output to a shell command (# and % literal; none: stop), or record: true/false starts/stops an asciicast of it."}, s.pipePane),
+		define(&mcp.Tool{Name: "pipe_pane", Title: "Pipe or record a pane", Annotations: mutating(false),
+			Description: "Pipe a pane's output to a shell command (# and % literal; none: stop); record: true/false starts/stops an asciicast."}, s.pipePane),
 	}
 }
 

@@ -50,7 +50,7 @@ func (t Tier) Offers() string {
 	case ReadOnly:
 		return "read only: nothing is typed, created or killed"
 	case Mutating:
-		return "type, create, rename; no kill tools"
+		return "no kill tools"
 	}
 	return "everything, kill tools included"
 }
@@ -69,9 +69,9 @@ func tierOf(a *mcp.ToolAnnotations) Tier {
 
 // Annotations for the three kinds of tool. Only wait_for_ready reaches
 // outside the tmux server, and says so itself; none other is open-world.
-// None has a title: each would only repeat the tool's name with spaces,
-// at about 25 bytes of every tools/list a client pays for, and a client
-// shows the name without one.
+// None has a title: a tool's display title is its own (mcp.Tool.Title,
+// which clients read first since protocol 2025-06-18), and the same words
+// in the annotations too would cost every tools/list twice.
 func readOnly() *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 }

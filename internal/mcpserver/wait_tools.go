@@ -25,19 +25,19 @@ const (
 
 func (s *Server) waitTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "run_command", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "run_command", Title: "Run a command", Annotations: mutating(false),
 			Description: "Run a shell command as written (in a subshell) in a pane: exit status, exact output; past timeoutSeconds, a jobId for get_job."}, s.runCommand),
-		define(&mcp.Tool{Name: "get_job", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "get_job", Title: "Check a job", Annotations: readOnly(),
 			Description: "A run_command job's status and output; timeoutSeconds waits for it. Call again to wait longer."}, s.getJob),
-		define(&mcp.Tool{Name: "wait_for_text", Annotations: readOnly(),
-			Description: "Wait until a pane prints a line matching patterns (stop: failure; idleSeconds: end once quiet). Only output after the call or cursor counts, not echoed keys. To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
-		define(&mcp.Tool{Name: "wait_for_command", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "wait_for_text", Title: "Wait for text", Annotations: readOnly(),
+			Description: "Wait for a line matching patterns in what a pane prints after the call or cursor, echoed keys aside (stop: failure; idleSeconds: end once quiet). To wait longer, call again with the returned cursor. paneIds (@window, $session too): first to match; mode all: each."}, s.waitForText),
+		define(&mcp.Tool{Name: "wait_for_command", Title: "Wait for a command to end", Annotations: readOnly(),
 			Description: "Wait until the command in a pane (at a prompt: the next) ends: status, duration, output. Needs tmcp init's marks; paneIds, mode as wait_for_text."}, s.waitForCommand),
-		define(&mcp.Tool{Name: "wait_for_channel", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "wait_for_channel", Title: "Wait for a channel", Annotations: readOnly(),
 			Description: "Wait until a wait-for channel is signalled (signal_channel, or wait-for -S); a,b: first; a+b: all. Call again to wait longer."}, s.waitForChannel),
-		define(&mcp.Tool{Name: "signal_channel", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "signal_channel", Title: "Signal a channel", Annotations: mutating(false),
 			Description: "Signal a wait-for channel."}, s.signalChannel),
-		define(&mcp.Tool{Name: "capture_since", Annotations: readOnly(),
+		define(&mcp.Tool{Name: "capture_since", Title: "Read new output", Annotations: readOnly(),
 			Description: "Only what a pane wrote since a cursor, and the next cursor; no cursor: the screen."}, s.captureSince),
 	}
 }
@@ -73,7 +73,7 @@ type runCommandIn struct {
 	PaneID          string  `json:"paneId,omitempty"`
 	TimeoutSeconds  float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 40"`
 	Detach          bool    `json:"detach,omitempty" jsonschema:"return a jobId once started"`
-	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"out of history (else as written; dash keeps none)"`
+	SuppressHistory bool    `json:"suppressHistory,omitempty" jsonschema:"out of shell history"`
 	MaxLines        int     `json:"maxLines,omitempty"`
 	MaxBytes        int     `json:"maxBytes,omitempty"`
 }
@@ -174,7 +174,7 @@ type waitForTextIn struct {
 	Mode           string   `json:"mode,omitempty"`
 	Patterns       []string `json:"patterns,omitempty" jsonschema:"none: any output"`
 	Stop           []string `json:"stop,omitempty"`
-	Regex          bool     `json:"regex,omitempty" jsonschema:"patterns are RE2"`
+	Regex          bool     `json:"regex,omitempty"`
 	MatchCase      *bool    `json:"matchCase,omitempty" jsonschema:"default true"`
 	IdleSeconds    float64  `json:"idleSeconds,omitempty"`
 	TimeoutSeconds float64  `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
@@ -495,7 +495,7 @@ func (s *Server) waitForCommandInPanes(ctx context.Context, req *mcp.CallToolReq
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 type channelIn struct {
-	Channel        string  `json:"channel" jsonschema:"1-128 of A-Za-z0-9_.:-"`
+	Channel        string  `json:"channel"`
 	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"default 30"`
 }
 

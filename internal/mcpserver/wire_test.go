@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,9 +93,10 @@ func TestToolsListStaysWithinTheWireBudget(t *testing.T) {
 }
 
 // TestSchemasAreCompactedAsSchemaForSays checks every tool's schemas as a
-// client receives them against what schemaFor promises: input schemas
-// closed and without nullable types; output schemas an object whose
-// fields carry only their type.
+// client receives them against what schemaFor and advertised promise:
+// input schemas open objects (the server checks the fields itself: see
+// TestEveryToolRefusesAnArgumentItDoesNotName) without nullable types;
+// output schemas an object that names its fields and says nothing of them.
 func TestSchemasAreCompactedAsSchemaForSays(t *testing.T) {
 	for _, tool := range listTools(t, Destructive) {
 		var in struct {
@@ -102,8 +104,8 @@ func TestSchemasAreCompactedAsSchemaForSays(t *testing.T) {
 			AdditionalProperties json.RawMessage `json:"additionalProperties"`
 		}
 		b, _ := json.Marshal(tool.InputSchema)
-		if err := json.Unmarshal(b, &in); err != nil || in.Type != "object" || string(in.AdditionalProperties) != "false" {
-			t.Errorf("%s: input schema %s, want a closed object (additionalProperties: false)", tool.Name, b)
+		if err := json.Unmarshal(b, &in); err != nil || in.Type != "object" || in.AdditionalProperties != nil || strings.Contains(string(b), "additionalProperties") {
+			t.Errorf("%s: input schema %s, want an object without additionalProperties", tool.Name, b)
 		}
 		if nullable(tool.InputSchema) {
 			t.Errorf("%s: input schema %s has a nullable type", tool.Name, b)
@@ -125,10 +127,80 @@ func TestSchemasAreCompactedAsSchemaForSays(t *testing.T) {
 			}
 		}
 		for name, p := range out.Properties {
-			if len(p) != 1 || p["type"] == nil {
-				t.Errorf("%s: output field %s is %v; want its type alone", tool.Name, name, p)
+			if len(p) != 0 {
+				t.Errorf("%s: output field %s is %v; want it named alone", tool.Name, name, p)
 			}
 		}
+	}
+}
+
+// TestEveryToolRefusesAnArgumentItDoesNotName: the input schemas clients
+// are shown are open, but every call is checked against the closed one,
+// so a misspelt argument is an error that names it, never ignored.
+func TestEveryToolRefusesAnArgumentItDoesNotName(t *testing.T) {
+	s := newTestServer(t, Destructive)
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.MCPServer(ctx).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "wire-test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool.Name, Arguments: map[string]any{"noSuchArgument": 1}})
+		if err != nil {
+			t.Errorf("%s: %v, want a failed call", tool.Name, err)
+			continue
+		}
+		text := ""
+		for _, c := range r.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		if !r.IsError || !strings.Contains(text, `unexpected additional properties ["noSuchArgument"]`) {
+			t.Errorf("%s with noSuchArgument: %q (error %v), want it refused by name", tool.Name, text, r.IsError)
+		}
+	}
+}
+
+// maxToolTitleBytes bounds a tool's display title: a few words, as a
+// client shows it in a list or a permission prompt.
+const maxToolTitleBytes = 32
+
+// TestEveryToolHasAShortDistinctTitle checks the title of every tool tmcp
+// has, whatever the tier or configuration offers: present, a few words
+// and no more, each its own, and on the tool alone (not its annotations).
+func TestEveryToolHasAShortDistinctTitle(t *testing.T) {
+	s := &Server{cfg: Config{Tier: Destructive, PromptsAsTools: true}}
+	byTitle := map[string]string{}
+	for _, d := range s.definitions() {
+		title := d.tool.Title
+		switch {
+		case strings.TrimSpace(title) != title || title == "":
+			t.Errorf("%s: title %q, want one without surrounding spaces", d.tool.Name, title)
+		case len(title) > maxToolTitleBytes:
+			t.Errorf("%s: title %q is %d bytes, want at most %d", d.tool.Name, title, len(title), maxToolTitleBytes)
+		}
+		if other, ok := byTitle[strings.ToLower(title)]; ok {
+			t.Errorf("%s and %s have the same title %q", other, d.tool.Name, title)
+		}
+		byTitle[strings.ToLower(title)] = d.tool.Name
+		if d.tool.Annotations.Title != "" {
+			t.Errorf("%s: annotations title %q; the title belongs to the tool alone", d.tool.Name, d.tool.Annotations.Title)
+		}
+	}
+	if len(byTitle) == 0 {
+		t.Fatal("no tools")
 	}
 }
 

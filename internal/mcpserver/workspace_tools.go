@@ -15,7 +15,7 @@ import (
 // workspaceTools returns build_workspace.
 func (s *Server) workspaceTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "build_workspace", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "build_workspace", Title: "Build a workspace", Annotations: mutating(false),
 			Description: "Build a session from tmuxp-style YAML (windows, panes, layout, dirs, commands typed at first prompts)."}, s.buildWorkspace),
 	}
 }

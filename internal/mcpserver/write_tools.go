@@ -12,19 +12,19 @@ import (
 
 func (s *Server) writeTools() []toolDef {
 	return []toolDef{
-		define(&mcp.Tool{Name: "send_keys", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "send_keys", Title: "Send keys", Annotations: mutating(false),
 			Description: "Type text into a pane, then Enter (enter: false to skip); a lone key name (C-c) is that key."}, s.sendKeys),
-		define(&mcp.Tool{Name: "paste_text", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "paste_text", Title: "Paste text", Annotations: mutating(false),
 			Description: "Paste exact text into a pane, never read as keys."}, s.pasteText),
-		define(&mcp.Tool{Name: "create_session", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "create_session", Title: "Create a session", Annotations: mutating(false),
 			Description: "Create a detached session."}, s.createSession),
-		define(&mcp.Tool{Name: "create_window", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "create_window", Title: "Create a window", Annotations: mutating(false),
 			Description: "Create a window (not switched to)."}, s.createWindow),
-		define(&mcp.Tool{Name: "split_window", Annotations: mutating(false),
+		define(&mcp.Tool{Name: "split_window", Title: "Split a pane", Annotations: mutating(false),
 			Description: "Split a pane in two."}, s.splitWindow),
-		define(&mcp.Tool{Name: "rename_session", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "rename_session", Title: "Rename a session", Annotations: mutating(true),
 			Description: "Rename a session."}, s.renameSession),
-		define(&mcp.Tool{Name: "rename_window", Annotations: mutating(true),
+		define(&mcp.Tool{Name: "rename_window", Title: "Rename a window", Annotations: mutating(true),
 			Description: "Rename a window."}, s.renameWindow),
 	}
 }
@@ -117,10 +117,10 @@ func createdOut(c tmux.Created) CreatedOut {
 }
 
 type createSessionIn struct {
-	Name           string `json:"name,omitempty" jsonschema:"omitted: tmux picks one"`
+	Name           string `json:"name,omitempty"`
 	WindowName     string `json:"windowName,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
+	Command        string `json:"command,omitempty"`
 	Width          int    `json:"width,omitempty" jsonschema:"default 80"`
 	Height         int    `json:"height,omitempty" jsonschema:"default 24"`
 }
@@ -143,7 +143,7 @@ type createWindowIn struct {
 	SessionName    string `json:"sessionName,omitempty"`
 	Name           string `json:"name,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
+	Command        string `json:"command,omitempty"`
 }
 
 func (s *Server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in createWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
@@ -165,7 +165,7 @@ type splitWindowIn struct {
 	Direction      string `json:"direction,omitempty" jsonschema:"right, left, below (default), above"`
 	Size           string `json:"size,omitempty" jsonschema:"cells (20) or percent (30%)"`
 	StartDirectory string `json:"startDirectory,omitempty"`
-	Command        string `json:"command,omitempty" jsonschema:"run instead of the shell"`
+	Command        string `json:"command,omitempty"`
 }
 
 func (s *Server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in splitWindowIn) (*mcp.CallToolResult, CreatedOut, error) {
