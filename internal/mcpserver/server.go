@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/agents"
 	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/jobstate"
 	"github.com/tmcp/tmcp/internal/pane"
@@ -42,6 +43,9 @@ type Config struct {
 	// Readiness offers wait_for_ready (TMCP_READINESS=1), off by default
 	// while its schema does not fit the model-visible budget.
 	Readiness bool
+	// Profiles are the terminal agents' profiles (TMCP_AGENT_PROFILES);
+	// nil: the built-in ones.
+	Profiles *agents.Set
 	// Hosts are the remote tmux servers a call may name with its host
 	// argument; nil or empty: only the local one, and no host argument.
 	Hosts *hosts.Set
@@ -101,6 +105,9 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		callers: &callerCache{lock: make(chan struct{}, 1)}, screens: screen.NewRenderer(), cfg: cfg, hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
+	}
+	if cfg.Profiles != nil {
+		s.waits.SetProfiles(cfg.Profiles)
 	}
 	if cfg.ShellIntegration && !tc.Remote() {
 		d, err := shellinit.WriteDir()
@@ -262,6 +269,7 @@ func (s *Server) buildDefinitions() []toolDef {
 	defs = append(defs, s.screenshotTools()...)
 	defs = append(defs, s.writeTools()...)
 	defs = append(defs, s.waitTools()...)
+	defs = append(defs, s.agentTools()...)
 	defs = append(defs, s.readyTools()...)
 	defs = append(defs, s.killTools()...)
 	defs = append(defs, s.arrangeTools()...)
