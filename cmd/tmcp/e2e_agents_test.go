@@ -155,6 +155,7 @@ func trialPrompt(i int) string {
 // is submitted once, exactly as sent, with no Escape. One tmcp steers the
 // three at once, each from its own goroutine.
 func TestSubmitPromptReachesEveryAgentInTwoHundredTrials(t *testing.T) {
+	t.Parallel() // mostly waiting out gaps: it shares the machine well
 	trials := 200
 	if testing.Short() {
 		trials = 20
@@ -261,6 +262,7 @@ func TestSubmitPromptRefusesAShellAtItsPromptNamingRunCommand(t *testing.T) {
 // markers, stillness alone ends it while the agent still works: the
 // false positive the markers are for.
 func TestWaitForScreenEndsTheTurnOnlyOnceTheBusyLineIsGone(t *testing.T) {
+	t.Parallel() // mostly waiting out gaps: it shares the machine well
 	trials := 20
 	if testing.Short() {
 		trials = 5
@@ -295,6 +297,7 @@ func TestWaitForScreenEndsTheTurnOnlyOnceTheBusyLineIsGone(t *testing.T) {
 // works and rings the bell when done: the wait ends at the bell, after
 // the turn is done, not at a title.
 func TestWaitForScreenEndsAtTheBellOfAFullScreenProgram(t *testing.T) {
+	t.Parallel() // mostly waiting out gaps: it shares the machine well
 	trials := 20
 	if testing.Short() {
 		trials = 5
