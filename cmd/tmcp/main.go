@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/tmcp/tmcp/internal/agents"
 	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/mcpserver"
 	"github.com/tmcp/tmcp/internal/record"
@@ -91,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n  TMCP_SAFETY            readonly | mutating (default) | destructive; anything else means readonly\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_WAIT_MAX_SECONDS  ceiling on every wait, 1 to 3600 (default 45)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_AUDIT             stderr, or a file to append one JSON line per tool call to\n")
+		fmt.Fprintf(fs.Output(), "  TMCP_AGENT_PROFILES    a JSON file of terminal agent profiles, over the built-in ones (docs/AGENTS.md)\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_PROMPTS_AS_TOOLS  1: also offer the prompts through the get_prompt tool\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_SHELL_INTEGRATION off: the default of -no-shell-integration\n")
 		fmt.Fprintf(fs.Output(), "  TMCP_SSH_CONFIG        the default of -ssh-config\n")
@@ -169,9 +171,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeAudit()
+	profiles, err := agents.Load(os.Getenv("TMCP_AGENT_PROFILES"))
+	if err != nil {
+		return fmt.Errorf("TMCP_AGENT_PROFILES: %w", err)
+	}
 	o.record.Errors = stderr
 	cfg := mcpserver.Config{Tier: tier, Version: version, Ceiling: ceiling, Audit: audit,
-		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set, Record: o.record, Log: stderr}
+		PromptsAsTools: os.Getenv("TMCP_PROMPTS_AS_TOOLS") == "1", OverHTTP: o.http.addr != "", Hosts: set, Record: o.record, Log: stderr,
+		Profiles: profiles}
 	if !o.tools && !o.doctor && o.stateDir != "off" {
 		cfg.StateDir = o.stateDir
 	}

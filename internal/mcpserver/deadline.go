@@ -22,6 +22,8 @@ var waitDefaults = map[string]time.Duration{
 	"wait_for_command": defaultWaitTimeout,
 	"wait_for_channel": defaultChannelTimeout,
 	"wait_for_ready":   defaultProbeWaitTimeout,
+	"wait_for_screen":  defaultWaitTimeout,
+	"submit_prompt":    submitBudget,
 	"get_job":          0,
 }
 

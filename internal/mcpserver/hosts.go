@@ -156,6 +156,9 @@ func (s *Server) view(ctx context.Context, name string) (*Server, error) {
 		callers: &callerCache{lock: make(chan struct{}, 1), known: true},
 		screens: s.screens, cfg: cfg, host: name, hostViews: &hostViews{}}
 	v.keepJobs()
+	if cfg.Profiles != nil {
+		v.waits.SetProfiles(cfg.Profiles)
+	}
 	if s.hostViews.views == nil {
 		s.hostViews.views = map[string]*Server{}
 	}

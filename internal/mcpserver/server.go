@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmcp/tmcp/internal/agents"
 	"github.com/tmcp/tmcp/internal/hosts"
 	"github.com/tmcp/tmcp/internal/jobstate"
 	"github.com/tmcp/tmcp/internal/pane"
@@ -39,6 +40,9 @@ type Config struct {
 	// PromptsAsTools also offers the prompts through the get_prompt tool
 	// (TMCP_PROMPTS_AS_TOOLS=1), for clients that do not read prompts.
 	PromptsAsTools bool
+	// Profiles are the terminal agents' profiles (TMCP_AGENT_PROFILES);
+	// nil: the built-in ones.
+	Profiles *agents.Set
 	// Hosts are the remote tmux servers a call may name with its host
 	// argument; nil or empty: only the local one, and no host argument.
 	Hosts *hosts.Set
@@ -98,6 +102,9 @@ func New(tc *tmux.Client, cfg Config) *Server {
 		callers: &callerCache{lock: make(chan struct{}, 1)}, screens: screen.NewRenderer(), cfg: cfg, hostViews: &hostViews{}}
 	if cfg.Audit != nil {
 		s.audit = NewAuditor(cfg.Audit)
+	}
+	if cfg.Profiles != nil {
+		s.waits.SetProfiles(cfg.Profiles)
 	}
 	if cfg.ShellIntegration && !tc.Remote() {
 		d, err := shellinit.WriteDir()
@@ -264,6 +271,7 @@ func (s *Server) buildDefinitions() []toolDef {
 	defs = append(defs, s.screenshotTools()...)
 	defs = append(defs, s.writeTools()...)
 	defs = append(defs, s.waitTools()...)
+	defs = append(defs, s.agentTools()...)
 	defs = append(defs, s.readyTools()...)
 	defs = append(defs, s.killTools()...)
 	defs = append(defs, s.arrangeTools()...)

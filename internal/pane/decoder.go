@@ -45,6 +45,9 @@ const (
 	// EventAltScreen is a switch to or from the alternate screen that
 	// full-screen programs (vim, less, top) paint on.
 	EventAltScreen
+	// EventBell is the bell: a BEL written as text, not the one that
+	// ends an OSC.
+	EventBell
 )
 
 // String returns the kind's name, for messages.
@@ -56,6 +59,8 @@ func (k EventKind) String() string {
 		return "osc"
 	case EventAltScreen:
 		return "altscreen"
+	case EventBell:
+		return "bell"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -344,8 +349,10 @@ func (d *Decoder) control(b byte, emit func(Event)) {
 		d.line.col = max(0, d.line.col-1)
 	case '\t':
 		d.put('\t', emit)
+	case bel:
+		emit(Event{Kind: EventBell, Offset: d.off})
 	}
-	// The rest (BEL, NUL, form feed ...) show nothing.
+	// The rest (NUL, form feed ...) show nothing.
 }
 
 func (d *Decoder) begin(s state) {

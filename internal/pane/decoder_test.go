@@ -64,7 +64,13 @@ var decoderTests = []struct {
 	{"backspace stops at the line start", "\b\bab\n", []string{"ab"}, ""},
 	{"backspace moves over a wide character", "é€\bx\n", []string{"éx"}, ""},
 	{"tab is kept", "a\tb\n", []string{"a\tb"}, ""},
-	{"other controls are dropped", "a\x00b\x07c\x0bd\x0ce\x0ef\x7fg\n", []string{"abcdefg"}, ""},
+	{"other controls are dropped", "a\x00b\x07c\x0bd\x0ce\x0ef\x7fg\n", []string{"bell", "abcdefg"}, ""},
+
+	// The bell.
+	{"a bell is an event and shows nothing", "a\x07b\n", []string{"bell", "ab"}, ""},
+	{"a bell inside a CSI rings", "\x1b[1\x07mx\n", []string{"bell", "x"}, ""},
+	{"the BEL that ends an OSC is no bell", "\x1b]0;t\x07\x1b]133;A\x07$ ", []string{"osc 0;t", "osc 133;A"}, "$ "},
+	{"a BEL inside a DCS is no bell", "\x1bPa\x07b\x1b\\x\n", []string{"x"}, ""},
 
 	// Escape sequences.
 	{"colours are stripped", "\x1b[1;31mred\x1b[0m\n", []string{"red"}, ""},
@@ -188,6 +194,7 @@ func TestDecoderReportsWhereEachEventEnds(t *testing.T) {
 		{"\x1b", "osc 2;t"}, // ended by the ESC, not by the byte after it
 		{"[?1049h", "alt on"},
 		{"\x1b[?1049l", "alt off"},
+		{"\x07", "bell"},
 	}
 	var in strings.Builder
 	var want []string

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tmcp/tmcp/internal/agents"
 	"github.com/tmcp/tmcp/internal/pane"
 	"github.com/tmcp/tmcp/internal/tmux"
 )
@@ -48,6 +49,8 @@ type Service struct {
 
 	keep *keeper // where jobs are kept for later tmcp processes; nil: nowhere
 
+	profiles *agents.Set // the agent profiles (agents.go)
+
 	holdAt string        // the step TMCP_TEST_HOLD names; "": none (exits.go)
 	abort  chan struct{} // closed when tmcp, shutting down, gives up the typing in flight
 	shutMu sync.Mutex
@@ -71,7 +74,8 @@ type Service struct {
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
 	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable(), ends: &reportedEnds{},
-		holdAt: holdStep(), noTapes: os.Getenv(tapesEnv) == "off", tapes: map[string]*tape{}, abort: make(chan struct{}), typingJobs: map[*job]struct{}{}}
+		holdAt: holdStep(), noTapes: os.Getenv(tapesEnv) == "off", tapes: map[string]*tape{}, abort: make(chan struct{}), typingJobs: map[*job]struct{}{},
+		profiles: agents.BuiltIn()}
 	if hub != nil { // a Service that only clamps timeouts needs none
 		hub.OnKeys(s.keysSent)
 	}
