@@ -151,3 +151,31 @@ func last(lines []string) string {
 	}
 	return lines[len(lines)-1]
 }
+
+// A pane that has a pipe of its own (a person's pipe-pane) gets no tape:
+// tmcp never replaces the pipe, which keeps every line of the run.
+func TestARunLeavesAPanesOwnPipeAlone(t *testing.T) {
+	f := newFixture(t)
+	log := filepath.Join(t.TempDir(), "log")
+	f.srv.Must("pipe-pane", "-t", "%0", "cat > "+log)
+	r := f.run("seq 1 300 | sed s/^/line-/", 30*time.Second)
+	if status(r) != "0" || r.TotalLines != 300 {
+		t.Fatalf("the run: status %s, %d lines; want 0 and 300", status(r), r.TotalLines)
+	}
+	f.s.tapesMu.Lock()
+	tp := f.s.tapes["%0"]
+	f.s.tapesMu.Unlock()
+	if tp != nil {
+		t.Errorf("the pane with its own pipe was given a tape")
+	}
+	if piped := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", "%0", "#{pane_pipe}")); piped != "1" {
+		t.Errorf("the pane's own pipe is gone after the run: pane_pipe %q", piped)
+	}
+	var logged []byte
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		logged, _ = os.ReadFile(log)
+		return strings.Contains(string(logged), "line-300")
+	}) {
+		t.Errorf("the pane's own pipe did not get the run's output: %q", last(strings.Split(string(logged), "\n")))
+	}
+}
