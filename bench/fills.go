@@ -26,7 +26,7 @@ const (
 	fillEnd   = "FILLEND"
 	// fillLimit bounds one design's run; a pane not done by then counts
 	// as lost.
-	fillLimit = 3 * time.Minute
+	fillLimit = 15 * time.Minute
 )
 
 // fillDesign is one way of carrying the panes' output to a reader.

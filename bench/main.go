@@ -53,6 +53,9 @@ const (
 	// well above what a default run takes (under two minutes), room for
 	// the -flood-lines flood.
 	runTimeout = 15 * time.Minute
+	// fillsTimeout bounds a -fills run: an output client per pane takes
+	// minutes on a loaded machine.
+	fillsTimeout = time.Hour
 )
 
 // Row labels, in the order the table prints them; each names its floor.
@@ -208,7 +211,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	timeout := runTimeout
+	if cfg.fills > 0 {
+		timeout = fillsTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel() // kills any child still running, before the removal
 
 	bin, err := buildTmcp(ctx, dir)
