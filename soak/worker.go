@@ -449,6 +449,17 @@ func (w *worker) waitReady(ctx context.Context, withCursor bool) {
 		return
 	}
 	job := d.str("jobId")
+	if job != "" && d.flag("finished") && !d.flag("running") {
+		// The run returns once its shell took the line; when that is only
+		// seen late (tmux stopped, or far behind), the command may have
+		// ended by then, and the reply must say so truly.
+		if st, ok := d.num("exitStatus"); !ok || st != 0 || diffLines(d.lines(), []string{word}) != "" {
+			w.wrong(d, "a detached run that had ended by its return gave status %v and lines %q, want 0 and %q", d.Fields["exitStatus"], d.lines(), word)
+			return
+		}
+		w.s.st.note("a detached run whose command had ended by its return (tmux late to show it started)")
+		return
+	}
 	if job == "" || !d.flag("running") || d.flag("finished") {
 		w.wrong(d, "a detached run gave jobId=%q running=%v finished=%v", job, d.flag("running"), d.flag("finished"))
 		return

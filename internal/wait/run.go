@@ -114,6 +114,7 @@ type job struct {
 	reading      bool   // the lines typed so far leave the shell in a read of the helper's
 	neverRan     bool   // ended before its line was typed whole
 	tape         *tape  // the pane's output piped for the job, or nil (tape.go)
+	untaped      string // why the job has no tape, or why it could not read it
 }
 
 // Run runs a command in a pane's shell and waits for it within its
@@ -212,7 +213,7 @@ func (s *Service) run(ctx context.Context, req RunRequest, start time.Time, hand
 	j.mu.Unlock()
 	s.kept(j)
 	exact := stream.Exact() // the job's marks are in its bytes
-	j.tape = s.holdTape(ctx, j, info.Piped)
+	j.tape, j.untaped = s.holdTape(ctx, j, info.Piped)
 	f := newFeed()
 	from, untap := stream.Tap(f.write)
 	go s.follow(j, stream, f, from, func() { untap(); exact(); release() })
@@ -789,8 +790,15 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		}
 		// Checked after the take, so a loss before any byte taken is seen
 		// even when the output runs on to the job's end.
-		if !onTape && stream.LostBytes() > lostAtStart && lostEnd == nil && toTape(false) {
-			continue
+		if !onTape && stream.LostBytes() > lostAtStart && lostEnd == nil {
+			if toTape(false) {
+				continue
+			}
+			if why := j.tape.whyNotNil(); why != "" {
+				j.mu.Lock()
+				j.untaped = why
+				j.mu.Unlock()
+			}
 		}
 		if stream.LostBytes() > lostAtStart && lostEnd == nil && !onTape {
 			j.mu.Lock()
@@ -1028,6 +1036,10 @@ func (j *job) endAt(at time.Time, died bool, status *int, reason string) {
 	if j.finished {
 		j.mu.Unlock()
 		return
+	}
+	if j.lost {
+		// Why nothing stood in for what tmux dropped.
+		reason = joinReasons(reason, j.untaped)
 	}
 	j.finished, j.died, j.status, j.reason, j.finishedAt = true, died, status, reason, at
 	j.mu.Unlock()

@@ -80,27 +80,58 @@ func tapeCommand(path string) string {
 
 // holdTape gives job j its pane's tape, opening one if the pane has none,
 // if the pane's tmux runs on this machine and no other pipe is open on
-// the pane. It returns nil where the job has none. What the tape reads
-// from now on is kept for the job, until releaseTape.
-func (s *Service) holdTape(ctx context.Context, j *job, piped bool) *tape {
-	if s.tc.Remote() || s.noTapes {
-		return nil
+// the pane. Where the job gets none, it returns nil and why, for the
+// reason a job that lost output gives. What the tape reads from now on is
+// kept for the job, until releaseTape.
+func (s *Service) holdTape(ctx context.Context, j *job, piped bool) (*tape, string) {
+	switch {
+	case s.noTapes:
+		return nil, "tmcp keeps no copy of a job's output (" + tapesEnv + "=off)"
+	case s.tc.Remote():
+		return nil, "tmcp keeps no copy of the output of a job on a remote host"
 	}
 	s.tapesMu.Lock()
 	t := s.tapes[j.paneID]
 	s.tapesMu.Unlock()
 	if t != nil && t.hold() {
-		return t
+		return t, ""
 	}
 	if piped {
 		// Another's pipe, or a tape whose pipe closed and whose pane
 		// still shows it.
-		return nil
+		return nil, "the pane has a pipe of its own (pipe-pane), so tmcp kept no copy of the output"
 	}
-	if t = s.openTape(ctx, j.paneID); t != nil && t.hold() {
-		return t
+	t, err := s.openTape(ctx, j.paneID)
+	if err != nil {
+		return nil, "tmcp could not keep a copy of the output: " + err.Error()
 	}
-	return nil
+	if !t.hold() {
+		return nil, "tmcp could not keep a copy of the output: " + t.whyNot()
+	}
+	return t, ""
+}
+
+// whyNotNil is whyNot, and "" for no tape (the job says why already).
+func (t *tape) whyNotNil() string {
+	if t == nil {
+		return ""
+	}
+	return "tmcp's copy of the output could not stand in for it: " + t.whyNot()
+}
+
+// whyNot says why the tape cannot stand for its job's stream.
+func (t *tape) whyNot() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.over:
+		return fmt.Sprintf("the job printed more than %d MiB before the loss, more than tmcp keeps of it", tapeKeep>>20)
+	case t.failed != nil:
+		return "its pipe failed: " + t.failed.Error()
+	case t.eof:
+		return "its pipe was closed, or replaced by another"
+	}
+	return ""
 }
 
 // hold keeps what the tape reads from now on, unless its pipe closed.
@@ -144,10 +175,10 @@ func (s *Service) releaseTape(t *tape) {
 }
 
 // openTape pipes a pane's output into a new FIFO, and returns its tape.
-func (s *Service) openTape(ctx context.Context, paneID string) *tape {
+func (s *Service) openTape(ctx context.Context, paneID string) (*tape, error) {
 	dir, err := s.tapeDir()
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("making a directory for its pipe: %w", err)
 	}
 	t := &tape{pane: paneID, ready: make(chan struct{}, 1), closed: make(chan struct{})}
 	s.tapesMu.Lock()
@@ -155,24 +186,24 @@ func (s *Service) openTape(ctx context.Context, paneID string) *tape {
 	t.path = filepath.Join(dir, strconv.Itoa(s.tapeCount))
 	s.tapesMu.Unlock()
 	if err := syscall.Mkfifo(t.path, 0o600); err != nil {
-		return nil
+		return nil, fmt.Errorf("making its pipe: %w", err)
 	}
 	// Read and write, so the open does not wait for the pipe's command.
 	rw, err := os.OpenFile(t.path, os.O_RDWR, 0)
 	if err != nil {
 		_ = os.Remove(t.path)
-		return nil
+		return nil, fmt.Errorf("opening its pipe: %w", err)
 	}
 	if err := s.tc.PipePane(ctx, paneID, tapeCommand(t.path)); err != nil {
 		rw.Close()
 		_ = os.Remove(t.path)
-		return nil
+		return nil, fmt.Errorf("tmux's pipe-pane: %w", err)
 	}
 	go t.read(rw)
 	s.tapesMu.Lock()
 	s.tapes[paneID] = t
 	s.tapesMu.Unlock()
-	return t
+	return t, nil
 }
 
 // closeTapes closes the tapes still open, as tmcp shuts down: tmux would

@@ -95,6 +95,9 @@ func TestARunWhoseStreamTmuxPausesKeepsEveryLineFromItsTape(t *testing.T) {
 					if !r.OutputLost {
 						t.Fatalf("with no tape, the paused run did not lose output (%d lines, lost %v): the pauses did not reach its stream", r.TotalLines, r.OutputLost)
 					}
+					if !strings.Contains(r.Reason, tapesEnv+"=off") {
+						t.Errorf("the run that lost output with no tape does not say why it had none: %q", r.Reason)
+					}
 				case tc.dies:
 					if !r.PaneDied || !whole || r.OutputLost {
 						t.Fatalf("the run whose pane died: paneDied %v, %d lines ending %q, lost %v (%s); want every one of %d lines", r.PaneDied, r.TotalLines, last(r.Lines), r.OutputLost, r.Reason, lines)
