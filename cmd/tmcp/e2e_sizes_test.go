@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -291,11 +292,12 @@ func TestCaptureSinceCountsExactlyTheBytesTheRingNoLongerHolds(t *testing.T) {
 // TestLossIsReportedEndToEnd stops tmcp while a job floods its pane, long
 // enough for tmux to pause the pane's output to it (pause-after): tmux
 // drops what the pane writes meanwhile. The job and capture_since say so.
+// The job has no tape (TMCP_TAPES=off), which would have kept every byte.
 func TestLossIsReportedEndToEnd(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
 	id := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	s := startTMCPWithEnv(t, srv, "", []string{"TMCP_TAPES=off"})
 	start, _ := s.since(map[string]any{"paneId": id})
 
 	stop := filepath.Join(t.TempDir(), "stop")
@@ -343,39 +345,56 @@ func TestLossIsReportedEndToEnd(t *testing.T) {
 // TestAJobWhoseEndTmuxDroppedEndsWithItsLastLines stops tmcp while a job
 // floods its pane and then writes slowly, long enough for tmux to pause
 // the pane's output to tmcp and for the job to end meanwhile: its last
-// lines and its end mark are dropped. The job still reports the status
-// its shell recorded, and its last lines from the pane's history, not the
-// lines it had read before the drop.
+// lines and its end mark are dropped from the stream. With its tape, the
+// job keeps every line and its status; with none (TMCP_TAPES=off), it
+// still reports the status its shell recorded, and its last lines from the
+// pane's history, not the lines it had read before the drop.
 func TestAJobWhoseEndTmuxDroppedEndsWithItsLastLines(t *testing.T) {
 	t.Parallel()
-	srv := tmuxtest.New(t)
-	id := shellPane(t, srv)
-	s := startTMCP(t, srv, "")
+	for _, tapes := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tapes %v", tapes), func(t *testing.T) {
+			t.Parallel()
+			srv := tmuxtest.New(t)
+			id := shellPane(t, srv)
+			var env []string
+			if !tapes {
+				env = []string{"TMCP_TAPES=off"}
+			}
+			s := startTMCPWithEnv(t, srv, "", env)
 
-	// The flood fills what lies between tmux and tmcp; the slow lines
-	// that follow make tmux look at the age of what waits, and pause.
-	writes := tmuxPauseAfter + 3*time.Second
-	cmd := fmt.Sprintf("sleep 1; seq 1 200000; n=0; end=$(($(date +%%s) + %d)); "+
-		"while [ $(date +%%s) -lt $end ]; do n=$((n+1)); echo line-$n; sleep 0.05; done; echo TAIL-END $n; exit 3", int(writes/time.Second))
-	r, _ := s.runCmd(map[string]any{"paneId": id, "command": cmd, "timeoutSeconds": 0.3})
-	if !r.Running || r.JobID == "" {
-		t.Fatalf("run_command for 0.3s: %+v, want a running job", r)
-	}
-	cont := s.stop()
-	time.Sleep(1*time.Second + writes + 3*time.Second) // past the job's end
-	cont()
+			// The flood fills what lies between tmux and tmcp; the slow lines
+			// that follow make tmux look at the age of what waits, and pause.
+			writes := tmuxPauseAfter + 3*time.Second
+			cmd := fmt.Sprintf("sleep 1; seq 1 200000; n=0; end=$(($(date +%%s) + %d)); "+
+				"while [ $(date +%%s) -lt $end ]; do n=$((n+1)); echo line-$n; sleep 0.05; done; echo TAIL-END $n; exit 3", int(writes/time.Second))
+			r, _ := s.runCmd(map[string]any{"paneId": id, "command": cmd, "timeoutSeconds": 0.3})
+			if !r.Running || r.JobID == "" {
+				t.Fatalf("run_command for 0.3s: %+v, want a running job", r)
+			}
+			cont := s.stop()
+			time.Sleep(1*time.Second + writes + 3*time.Second) // past the job's end
+			cont()
 
-	j, text := s.getJob(map[string]any{"jobId": r.JobID, "timeoutSeconds": 20})
-	if !j.Finished || j.ExitStatus == nil || *j.ExitStatus != 3 || !j.OutputLost {
-		t.Fatalf("get_job of a job that ended while tmux dropped its output: %+v %s, want finished with status 3, outputLost", j, describe(text))
+			j, text := s.getJob(map[string]any{"jobId": r.JobID, "timeoutSeconds": 20})
+			if !j.Finished || j.ExitStatus == nil || *j.ExitStatus != 3 || j.OutputLost == tapes {
+				t.Fatalf("get_job of a job that ended while tmux dropped its output: %+v %s, want finished with status 3, outputLost %v", j, describe(text), !tapes)
+			}
+			lines := strings.Split(text, "\n")
+			last := lines[len(lines)-1]
+			n, ok := strings.CutPrefix(last, "TAIL-END ")
+			if !ok || len(lines) < 3 || lines[len(lines)-2] != "line-"+n {
+				t.Fatalf("get_job: %+v %s, want the job's last lines, line-N then TAIL-END N", j, describe(text))
+			}
+			count, _ := strconv.Atoi(n)
+			switch {
+			case tapes && j.TotalLines != 200000+count+1:
+				t.Errorf("get_job: %d lines, want all %d (seq's, %d line-N and TAIL-END)", j.TotalLines, 200000+count+1, count)
+			case !tapes && !strings.Contains(j.Reason, "history"):
+				t.Errorf("get_job: reason %q, want the last lines said to come from the pane's history", j.Reason)
+			}
+			t.Logf("reason %q; %d lines, the last %q", j.Reason, j.TotalLines, lines[max(len(lines)-3, 0):])
+		})
 	}
-	lines := strings.Split(text, "\n")
-	last := lines[len(lines)-1]
-	n, ok := strings.CutPrefix(last, "TAIL-END ")
-	if !ok || len(lines) < 3 || lines[len(lines)-2] != "line-"+n || !strings.Contains(j.Reason, "history") {
-		t.Fatalf("get_job: %+v %s, want the job's last lines, line-N then TAIL-END N, from the pane's history", j, describe(text))
-	}
-	t.Logf("reason %q; last lines %q", j.Reason, lines[max(len(lines)-3, 0):])
 }
 
 // stop stops the tmcp process (SIGSTOP) and returns what continues it,
