@@ -247,6 +247,10 @@ func (s *Service) SubmitPrompt(ctx context.Context, req SubmitRequest) (SubmitRe
 		return res, err
 	}
 	input := inputRow(before, shown, cursor.CursorY)
+	prompt := ""
+	if info.CursorY >= 0 && info.CursorY < len(before) {
+		prompt = before[info.CursorY]
+	}
 	after := shown
 	for !res.Verified && res.Attempts < submitAttempts {
 		// The gap counts from the program's last write, which came after
@@ -261,7 +265,7 @@ func (s *Service) SubmitPrompt(ctx context.Context, req SubmitRequest) (SubmitRe
 			return res, err
 		}
 		res.Attempts++
-		if after, err = s.verify(ctx, w, p, shown, input, &res); err != nil {
+		if after, err = s.verify(ctx, w, p, shown, input, prompt, &res); err != nil {
 			return res, submitError(info.ID, err)
 		}
 	}
@@ -274,7 +278,7 @@ func (s *Service) SubmitPrompt(ctx context.Context, req SubmitRequest) (SubmitRe
 // the submission or verifyWait passes, and returns the screen last read.
 // It returns as soon as the submission shows: a turn that follows goes on
 // after the call.
-func (s *Service) verify(ctx context.Context, w *screenWatch, p agents.Profile, shown []string, input string, res *SubmitResult) ([]string, error) {
+func (s *Service) verify(ctx context.Context, w *screenWatch, p agents.Profile, shown []string, input, prompt string, res *SubmitResult) ([]string, error) {
 	deadline := time.Now().Add(verifyWait)
 	after := shown
 	for {
@@ -288,7 +292,11 @@ func (s *Service) verify(ctx context.Context, w *screenWatch, p agents.Profile, 
 		if after, err = w.screen(ctx); err != nil {
 			return after, err
 		}
-		if res.Verified, res.How = submitted(p, shown, after, input); res.Verified {
+		atCursor := ""
+		if info, err := s.tc.PaneInfo(ctx, w.paneID); err == nil && info.CursorY >= 0 && info.CursorY < len(after) {
+			atCursor = after[info.CursorY]
+		}
+		if res.Verified, res.How = submitted(p, shown, after, input, prompt, atCursor); res.Verified {
 			return after, nil
 		}
 	}
@@ -332,7 +340,11 @@ func inputRow(before, shown []string, cursorY int) string {
 // busy marker came, a pending paste's placeholder went, the row being
 // edited left the screen (the input was cleared), or, when nothing of the
 // paste showed, the screen changed.
-func submitted(p agents.Profile, shown, after []string, input string) (bool, string) {
+//
+// prompt is the row the cursor was on before the paste, atCursor the row
+// the cursor is on now: an input row back to the prompt it showed before
+// the paste was cleared, though the transcript above may repeat its rows.
+func submitted(p agents.Profile, shown, after []string, input, prompt, atCursor string) (bool, string) {
 	for _, m := range p.Busy {
 		if !onScreen(shown, m) && onScreen(after, m) {
 			return true, "busy marker " + strconv.Quote(m) + " showed"
@@ -345,6 +357,10 @@ func submitted(p agents.Profile, shown, after []string, input string) (bool, str
 			}
 			return true, "the pasted text's placeholder left the screen"
 		}
+	}
+	prompt, atCursor = strings.TrimRight(prompt, " "), strings.TrimRight(atCursor, " ")
+	if strings.TrimSpace(prompt) != "" && atCursor == prompt && strings.TrimRight(input, " ") != prompt {
+		return true, "the input row is back to the prompt it showed before the paste"
 	}
 	if input != "" {
 		if count(after, input) < count(shown, input) {

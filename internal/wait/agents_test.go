@@ -17,23 +17,31 @@ func TestSubmittedTellsATakenPromptFromOneLeftInTheInput(t *testing.T) {
 		shown, after []string
 		input        string
 		want         bool
+		prompt       string // the cursor's row before the paste
+		atCursor     string // the cursor's row after the submit key
 	}{
-		{"a busy marker came", codex, pasted, []string{"» fix it", "| Working (0s • esc to interrupt)", "› ", "  ? for shortcuts"}, "› fix it", true},
+		{"a busy marker came", codex, pasted, []string{"» fix it", "| Working (0s • esc to interrupt)", "› ", "  ? for shortcuts"}, "› fix it", true, "", ""},
 		{"the Enter became a newline: the input row is still there", codex,
-			pasted, []string{"» old", "", "› fix it", "", "  ? for shortcuts"}, "› fix it", false},
+			pasted, []string{"» old", "", "› fix it", "", "  ? for shortcuts"}, "› fix it", false, "", ""},
 		{"the input box grew and scrolled: the row is still there", codex,
-			pasted, []string{"", "", "› fix it", "", "  ? for shortcuts"}, "› fix it", false},
+			pasted, []string{"", "", "› fix it", "", "  ? for shortcuts"}, "› fix it", false, "", ""},
 		{"the placeholder stayed, its count grown", claude,
-			[]string{"│ > [Pasted text #1 +2 lines]"}, []string{"│ > [Pasted text #1 +3 lines]"}, "│ > [Pasted text #1 +2 lines]", false},
+			[]string{"│ > [Pasted text #1 +2 lines]"}, []string{"│ > [Pasted text #1 +3 lines]"}, "│ > [Pasted text #1 +2 lines]", false, "", ""},
 		{"the placeholder left", claude,
-			[]string{"│ > [Pasted text #1 +2 lines]"}, []string{"» a", "» b", "│ >"}, "│ > [Pasted text #1 +2 lines]", true},
-		{"the input was cleared", generic, []string{"task> job 1"}, []string{"» job 1", "task>"}, "task> job 1", true},
+			[]string{"│ > [Pasted text #1 +2 lines]"}, []string{"» a", "» b", "│ >"}, "│ > [Pasted text #1 +2 lines]", true, "", ""},
+		{"the input was cleared", generic, []string{"task> job 1"}, []string{"» job 1", "task>"}, "task> job 1", true, "", ""},
 		{"the input row shows in the transcript as well as before", generic,
-			[]string{"task> x", "task> x"}, []string{"task> x", ""}, "task> x", true},
-		{"nothing of the paste showed, and nothing changed", generic, []string{"a"}, []string{"a"}, "", false},
-		{"nothing of the paste showed, then the screen changed", generic, []string{"a"}, []string{"b"}, "", true},
+			[]string{"task> x", "task> x"}, []string{"task> x", ""}, "task> x", true, "", ""},
+		{"nothing of the paste showed, and nothing changed", generic, []string{"a"}, []string{"a"}, "", false, "", ""},
+		{"nothing of the paste showed, then the screen changed", generic, []string{"a"}, []string{"b"}, "", true, "", ""},
+		{"the transcript repeats the input rows, and the input is back to its prompt", generic,
+			[]string{"» last line", "» last line"}, []string{"» last line", "» last line", "task> "}, "» last line", true, "task> ", "task>"},
+		{"the Enter became a newline: the cursor is on a new row of the input", codex,
+			pasted, []string{"» old", "", "› fix it", "", "  ? for shortcuts"}, "› fix it", false, "› ", ""},
+		{"a blank prompt row tells nothing", generic,
+			[]string{"x", "x"}, []string{"x", "x", ""}, "x", false, "", ""},
 	} {
-		if got, how := submitted(tt.p, tt.shown, tt.after, tt.input); got != tt.want {
+		if got, how := submitted(tt.p, tt.shown, tt.after, tt.input, tt.prompt, tt.atCursor); got != tt.want {
 			t.Errorf("%s: submitted = %v (%s), want %v", tt.name, got, how, tt.want)
 		}
 	}
