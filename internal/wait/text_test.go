@@ -448,6 +448,11 @@ func TestAWaitOnAPaneNobodyWatchesTellsNewFromOldOnceReArmed(t *testing.T) {
 	waitOn := func(id string, tty *os.File, line string) TextResult {
 		t.Helper()
 		called := time.Now()
+		// tmux tells when it read output to the millisecond (its age, in
+		// whole ms, of a clock it also reads in whole ms): a line written
+		// within the call's millisecond may be taken for one before it,
+		// and is then reported so. After the call means a little after.
+		time.Sleep(5 * time.Millisecond)
 		fmt.Fprint(tty, line+"\r\n")
 		f.screenShows(id, line)
 		if !tmuxtest.WaitFor(5*time.Second, func() bool { return paused(id)() || !f.tc.PausedAt(id, called) }) {
