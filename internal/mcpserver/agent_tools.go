@@ -72,7 +72,7 @@ type waitForScreenIn struct {
 }
 
 type waitForScreenOut struct {
-	Outcome string `json:"outcome" jsonschema:"matched, approval, idle, bell, timeout, pane_died or cancelled"`
+	Outcome string `json:"outcome" jsonschema:"matched, approval, idle, bell, timeout, pane_died, connection_lost or cancelled"`
 	Pattern string `json:"pattern,omitempty"`
 	Profile string `json:"profile"`
 	Reason  string `json:"reason,omitempty"`
