@@ -458,6 +458,7 @@ func (w *worker) waitReady(ctx context.Context, withCursor bool) {
 			return
 		}
 		w.s.st.note("a detached run whose command had ended by its return (tmux late to show it started)")
+		w.synced = false // its lines are past the cursor: take a new one
 		return
 	}
 	if job == "" || !d.flag("running") || d.flag("finished") {

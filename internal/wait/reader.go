@@ -51,6 +51,11 @@ type reader struct {
 
 	dec         *pane.Decoder // from the start mark on
 	interrupted bool          // an interrupt key reached the command after its start
+	// beforeEnd, if set, runs before the reader ends the job at its end
+	// mark: a reader of the job's tape, which may be ahead of the stream,
+	// waits there for the stream to catch up (see again).
+	beforeEnd func()
+
 	// readsSeen counts the R marks this reader passed on; skipReads,
 	// those it must not, as a reader before it did (again).
 	readsSeen, skipReads int
@@ -410,6 +415,9 @@ func cutByKey(key string) string {
 // command's status, or E from the pane's shell when the wrapper could not
 // write D. last is the unfinished line at the mark.
 func (r *reader) endWith(kind string, status int, last string) {
+	if r.beforeEnd != nil {
+		r.beforeEnd()
+	}
 	var reason string
 	known := true
 	switch sig := status - 128; {

@@ -779,6 +779,11 @@ func (s *Service) follow(j *job, stream *pane.Stream, f *feed, from int64, done 
 		}
 		onTape, replayed, tapeReady = true, kept, j.tape.ready
 		r = r.again()
+		// The tape may run ahead of the stream, which lags: the job ends
+		// once the stream has what tmux still holds for it, so that its
+		// last lines do not come after its end as new output to a cursor
+		// taken then (as for an end the shell recorded, see catchUp).
+		r.beforeEnd = func() { <-s.catchUp(j.paneID) }
 		return true
 	}
 	for {
