@@ -356,9 +356,9 @@ func TestAJobWhoseEndTmuxDroppedEndsWithItsLastLines(t *testing.T) {
 			t.Parallel()
 			srv := tmuxtest.New(t)
 			id := shellPane(t, srv)
-			var env []string
-			if !tapes {
-				env = []string{"TMCP_TAPES=off"}
+			env := []string{"TMCP_TAPES=off"}
+			if tapes {
+				env = []string{"TMCP_TAPES=on"}
 			}
 			s := startTMCPWithEnv(t, srv, "", env)
 

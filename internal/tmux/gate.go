@@ -118,7 +118,9 @@ func notifiesEveryClient(args []string) bool {
 		"select-pane", "last-pane", "swap-pane", "rotate-window",
 		"copy-mode", "clock-mode", "choose-tree", "choose-client", "choose-buffer", "customize-mode",
 		"detach-client", "switch-client", "attach-session",
-		"send-keys", "respawn-pane", "clear-history":
+		"send-keys", "respawn-pane", "clear-history",
+		"pipe-pane": // closing a dead pane's pipe destroys the pane, and may close its session
+
 		return true
 	case "split-window":
 		return !slices.Contains(args[1:], "-d") // the new pane becomes the active one

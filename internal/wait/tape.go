@@ -33,8 +33,10 @@ import (
 // so a pane's tape stays open for tapeLinger after its last job, for the
 // next, and what the pane writes between jobs is read and let go.
 
-// tapesEnv, set to "off", gives jobs no tape: their output comes from
-// the stream alone, as before tapes.
+// tapesEnv, set to "on", gives jobs tapes. They are off by default for
+// now: with tapes, tmux 3.3a's server crashed (a segfault, the same
+// address each time) three times in this machine's test runs, and it is
+// not yet known which command of tmcp's sets it off.
 const tapesEnv = "TMCP_TAPES"
 
 // tapeKeep bounds the bytes a tape keeps while its job reads the stream.
@@ -86,7 +88,7 @@ func tapeCommand(path string) string {
 func (s *Service) holdTape(ctx context.Context, j *job, piped bool) (*tape, string) {
 	switch {
 	case s.noTapes:
-		return nil, "tmcp keeps no copy of a job's output (" + tapesEnv + "=off)"
+		return nil, "tmcp keeps no copy of a job's output unless " + tapesEnv + "=on"
 	case s.tc.Remote():
 		return nil, "tmcp keeps no copy of the output of a job on a remote host"
 	}

@@ -95,7 +95,7 @@ func TestARunWhoseStreamTmuxPausesKeepsEveryLineFromItsTape(t *testing.T) {
 					if !r.OutputLost {
 						t.Fatalf("with no tape, the paused run did not lose output (%d lines, lost %v): the pauses did not reach its stream", r.TotalLines, r.OutputLost)
 					}
-					if !strings.Contains(r.Reason, tapesEnv+"=off") {
+					if !strings.Contains(r.Reason, tapesEnv+"=on") {
 						t.Errorf("the run that lost output with no tape does not say why it had none: %q", r.Reason)
 					}
 				case tc.dies:
@@ -159,6 +159,7 @@ func last(lines []string) string {
 // tmcp never replaces the pipe, which keeps every line of the run.
 func TestARunLeavesAPanesOwnPipeAlone(t *testing.T) {
 	f := newFixture(t)
+	f.s.noTapes = false
 	log := filepath.Join(t.TempDir(), "log")
 	f.srv.Must("pipe-pane", "-t", "%0", "cat > "+log)
 	r := f.run("seq 1 300 | sed s/^/line-/", 30*time.Second)
