@@ -27,9 +27,9 @@ func newTestServer(t testing.TB, tier Tier) *Server {
 	return s
 }
 
-// listTools connects an in-memory client and returns the tools a client
-// is given at tier.
-func listTools(t *testing.T, tier Tier) []*mcp.Tool {
+// connectInMemory connects an in-memory client to a new server at tier;
+// both are closed when the test ends.
+func connectInMemory(t *testing.T, tier Tier) *mcp.ClientSession {
 	t.Helper()
 	s := newTestServer(t, tier)
 	ctx := context.Background()
@@ -38,13 +38,21 @@ func listTools(t *testing.T, tier Tier) []*mcp.Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "wire-test"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, nil)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// listTools connects an in-memory client and returns the tools a client
+// is given at tier.
+func listTools(t *testing.T, tier Tier) []*mcp.Tool {
+	t.Helper()
+	cs := connectInMemory(t, tier)
+	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,19 +146,8 @@ func TestSchemasAreCompactedAsSchemaForSays(t *testing.T) {
 // are shown are open, but every call is checked against the closed one,
 // so a misspelt argument is an error that names it, never ignored.
 func TestEveryToolRefusesAnArgumentItDoesNotName(t *testing.T) {
-	s := newTestServer(t, Destructive)
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.MCPServer(ctx).Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "wire-test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectInMemory(t, Destructive)
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -360,16 +360,6 @@ func (t *tape) ended() bool {
 	return t.eof
 }
 
-// useless reports whether the tape can no longer stand for the stream.
-func (t *tape) useless() bool {
-	if t == nil {
-		return true
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.over || t.failed != nil
-}
-
 // closeTape stops the pipe (unless tmux closed it: a pipe there now may be
 // another's) and the reading, and removes the FIFO.
 func (s *Service) closeTape(t *tape) {
