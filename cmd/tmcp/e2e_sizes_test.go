@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -423,4 +424,34 @@ type sinceLossOut struct {
 func (s *session) sinceLoss(args map[string]any) (sinceLossOut, string) {
 	s.t.Helper()
 	return decodeText[sinceLossOut](s.t, "capture_since", s.call("capture_since", args))
+}
+
+// A job's tape never keeps a dead pane on screen: a pane whose shell dies
+// while tmcp is stopped, after printing far more than a pipe holds, is
+// freed by tmux at once, as with no tape, and tmcp, continued, still
+// reports every line of the job from its tape.
+func TestAPaneWhoseShellDiesWhileTmcpIsStoppedIsFreedAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	id := newShellWindow(t, srv)
+	s := startTMCPWithEnv(t, srv, "", []string{"TMCP_TAPES=on"})
+	r, _ := s.runCmd(map[string]any{"paneId": id, "command": "sleep 1; seq 1 200000; kill -9 $$", "timeoutSeconds": 0.3})
+	if !r.Running || r.JobID == "" {
+		t.Fatalf("run_command for 0.3s: %+v, want a running job", r)
+	}
+	cont := s.stop()
+	gone := func() bool { return !slices.Contains(strings.Fields(tmuxOne(srv, "list-panes", "-a", "-F", "#{pane_id}")), id) }
+	if !tmuxtest.WaitFor(10*time.Second, gone) {
+		cont()
+		t.Fatalf("pane %s still stands 10 s into the job while tmcp is stopped (its shell printed 200000 lines and died after 1 s)", id)
+	}
+	cont()
+	j, text := s.getJob(map[string]any{"jobId": r.JobID, "timeoutSeconds": 20})
+	lines, total := strings.Split(text, "\n"), j.TotalLines
+	if lines[len(lines)-1] == "Killed" { // the word of the shell that ran the pane's shell
+		lines, total = lines[:len(lines)-1], total-1
+	}
+	if !j.Finished || !j.PaneDied || j.OutputLost || total != 200000 || lines[len(lines)-1] != "200000" {
+		t.Fatalf("get_job of the job whose pane died while tmcp was stopped: %+v %s, want finished, paneDied, nothing lost, all 200000 lines", j, describe(text))
+	}
 }

@@ -58,7 +58,7 @@ type Service struct {
 	// typingJobs are the jobs whose lines tmcp is typing (exits.go).
 	typingJobs map[*job]struct{}
 
-	// Tapes of jobs' output (tape.go): on only with TMCP_TAPES=on; FIFOs
+	// Tapes of jobs' output (tape.go), unless TMCP_TAPES=off; their files
 	// live in tapesDir, made at the first tape.
 	noTapes   bool
 	tapesOnce sync.Once
@@ -66,7 +66,7 @@ type Service struct {
 	tapesErr  error
 	tapesMu   sync.Mutex
 	tapes     map[string]*tape // open, by pane
-	tapeCount int              // tapes opened: names their FIFOs
+	tapeCount int              // tapes opened: names their files
 
 	closeOnce sync.Once
 }
@@ -74,7 +74,7 @@ type Service struct {
 // New returns a Service. ceiling bounds every wait.
 func New(tc *tmux.Client, hub *pane.Hub, ceiling time.Duration) *Service {
 	s := &Service{tc: tc, hub: hub, ceiling: ceiling, jobs: newJobTable(), helpers: newHelperTable(), ends: &reportedEnds{},
-		holdAt: holdStep(), noTapes: os.Getenv(tapesEnv) != "on", tapes: map[string]*tape{}, abort: make(chan struct{}), typingJobs: map[*job]struct{}{},
+		holdAt: holdStep(), noTapes: os.Getenv(tapesEnv) == "off", tapes: map[string]*tape{}, abort: make(chan struct{}), typingJobs: map[*job]struct{}{},
 		profiles: agents.BuiltIn()}
 	if hub != nil { // a Service that only clamps timeouts needs none
 		hub.OnKeys(s.keysSent)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,26 +22,32 @@ import (
 //
 // So a job that runs in a pane of this machine's tmux also has a tape:
 // before its line is typed, tmux pipes the pane's output (pipe-pane -O)
-// into a FIFO that tmcp reads. tmux writes the pipe as it reads the pane,
-// with no age limit, and never drops a byte of it. The job goes on reading
-// its stream, and turns to the tape only when the stream lost output or
-// the pane died: it then reads the job again from where the tape stood as
-// the job began, before its first line was typed. The tape keeps what it
-// read for its job until then, up to tapeKeep bytes; a job that printed
-// more before any loss lets it go, and a later loss is reported as before.
+// to a process that appends it to a file of tmcp's. tmux writes the pipe
+// as it reads the pane, with no age limit, and never drops a byte of it.
+// The job goes on reading its stream, and turns to the tape only when the
+// stream lost output or the pane died: it then reads the job again from
+// the file's start, cut as the job began, before its first line was typed.
+//
+// The pipe ends in a file, not in tmcp, so that it never waits for tmcp:
+// tmux frees a pane whose process ended only once its pipe took all it
+// had, and a pipe to a slow or stopped tmcp kept dead panes on screen and
+// had tmux free them later, all at once as tmcp closed — a pane freed,
+// which tells every control client, while a tmcp attached one crashes
+// tmux 3.3a (see internal/tmux's attachGate).
 //
 // Opening a pipe costs tmux a fork, some 10 ms of a run on a busy machine:
 // so a pane's tape stays open for tapeLinger after its last job, for the
-// next, and what the pane writes between jobs is read and let go.
+// next, and what the pane writes between jobs is cut away.
 
-// tapesEnv, set to "on", gives jobs tapes. They are off by default for
-// now: with tapes, tmux 3.3a's server crashed (a segfault, the same
-// address each time) three times in this machine's test runs, and it is
-// not yet known which command of tmcp's sets it off.
+// tapesEnv, set to "off", gives jobs no tapes.
 const tapesEnv = "TMCP_TAPES"
 
-// tapeKeep bounds the bytes a tape keeps while its job reads the stream.
+// tapeKeep bounds the bytes a tape keeps while its job reads the stream;
+// a job that printed more before any loss lets them go.
 const tapeKeep = 32 << 20
+
+// tapeIdle bounds what a tape keeps with no job, or for a job past tapeKeep.
+const tapeIdle = 1 << 20
 
 // tapeLinger is how long a pane's tape stays open with no job.
 const tapeLinger = 10 * time.Second
@@ -52,51 +59,79 @@ const tapeClose = 250 * time.Millisecond
 // its tape: tmux closes the pipe as it frees the pane.
 const tapeDrain = time.Second
 
-// tape is the copy of a pane's output that tmux pipes to tmcp.
+// tapeLook is how often a tape's file is looked at while its job reads
+// it, and tapeIdleLook otherwise (to cut it).
+const (
+	tapeLook     = 10 * time.Millisecond
+	tapeIdleLook = 100 * time.Millisecond
+)
+
+// tapeChunk bounds what one take reads of a tape.
+const tapeChunk = 4 << 20
+
+// The pipe's command copies at most tapeReads reads of tapeBlock bytes
+// (1 GiB), so a pipe that outlived a killed tmcp stops by itself; a tape
+// that carried tapeWorn bytes is opened anew for the next job.
+const (
+	tapeBlock = 4 << 10
+	tapeReads = 1 << 18
+	tapeWorn  = 512 << 20
+)
+
+// tape is the copy of a pane's output that tmux pipes into a file.
 type tape struct {
-	pane string
-	path string // the FIFO
+	pane    string
+	path    string // the file the pipe's command appends to
+	endPath string // made once the pipe's command ended: tmux closed the pipe
+	file    *os.File
+	ready   chan struct{} // a job reading the tape may take more
+	quit    chan struct{} // closed by closeTape: the watch ends
+	watched chan struct{} // closed once the watch ended
 
 	mu       sync.Mutex
-	held     bool   // a job holds the tape: what comes is kept for it
-	buf      []byte // kept for the job and not yet taken
-	replayed bool   // the job reads the tape: taken bytes are let go
-	over     bool   // more than tapeKeep came before a replay: the tape is of no use to the job
-	opened   bool   // the pipe's command opened the FIFO
-	eof      bool   // the pipe closed: tmux let it go, or tmcp did
-	failed   error  // the pipe never opened, or reading it failed
+	held     bool  // a job holds the tape: what comes is kept for it
+	replayed bool  // the job reads the tape
+	read     int64 // the job read the file up to here, once replayed
+	punched  int64 // the file's bytes before here are let go
+	passed   int64 // bytes cut from the file before: with its size, what the pipe carried
+	over     bool  // more than tapeKeep came before a replay: the tape is of no use to the job
+	eof      bool  // the pipe's command ended: tmux let the pipe go, or tmcp did
+	failed   error // reading or cutting the file failed
 	linger   *time.Timer
 	closing  bool // its linger ran out: no job may hold it
-	ready    chan struct{}
-	file     *os.File      // what the reading reads; closeTape closes it
-	stopped  bool          // closeTape was called
-	closed   chan struct{} // closed once the reading ends
 	stopOnce sync.Once
 }
 
-// tapeCommand is the pipe's command: one byte, so tmcp knows the FIFO is
-// open for writing, then the pane's output as tmux gives it.
+// tapeCommand is the pipe's command: the pane's output appended to path,
+// as tmux gives it, then a file that says the pipe ended.
 func tapeCommand(path string) string {
-	return "{ printf x; exec cat; } > '" + path + "'"
+	return fmt.Sprintf("dd bs=%d count=%d status=none >> '%s'; : > '%s.end'", tapeBlock, tapeReads, path, path)
 }
 
 // holdTape gives job j its pane's tape, opening one if the pane has none,
 // if the pane's tmux runs on this machine and no other pipe is open on
 // the pane. Where the job gets none, it returns nil and why, for the
-// reason a job that lost output gives. What the tape reads from now on is
+// reason a job that lost output gives. What the pane writes from now on is
 // kept for the job, until releaseTape.
 func (s *Service) holdTape(ctx context.Context, j *job, piped bool) (*tape, string) {
 	switch {
 	case s.noTapes:
-		return nil, "tmcp keeps no copy of a job's output unless " + tapesEnv + "=on"
+		return nil, "tmcp keeps no copy of a job's output with " + tapesEnv + "=off"
 	case s.tc.Remote():
 		return nil, "tmcp keeps no copy of the output of a job on a remote host"
 	}
 	s.tapesMu.Lock()
 	t := s.tapes[j.paneID]
 	s.tapesMu.Unlock()
-	if t != nil && t.hold() {
-		return t, ""
+	if t != nil {
+		if t.hold() {
+			return t, ""
+		}
+		if t.worn() {
+			// Its pipe, still open, is tmcp's own: replaced by the new one.
+			s.closeTape(t)
+			piped = false
+		}
 	}
 	if piped {
 		// Another's pipe, or a tape whose pipe closed and whose pane
@@ -129,26 +164,40 @@ func (t *tape) whyNot() string {
 	case t.over:
 		return fmt.Sprintf("the job printed more than %d MiB before the loss, more than tmcp keeps of it", tapeKeep>>20)
 	case t.failed != nil:
-		return "its pipe failed: " + t.failed.Error()
+		return "its file failed: " + t.failed.Error()
 	case t.eof:
 		return "its pipe was closed, or replaced by another"
 	}
 	return ""
 }
 
-// hold keeps what the tape reads from now on, unless its pipe closed.
+// hold cuts the tape's file, so that it begins with what the pane writes
+// from now on, and keeps that for a job; false if the pipe closed, or
+// the tape is closing or worn.
 func (t *tape) hold() bool {
+	t.look()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.eof || t.failed != nil || t.closing {
+	if t.eof || t.failed != nil || t.closing || t.wornLocked() {
 		return false
 	}
 	if t.linger != nil {
 		t.linger.Stop()
 	}
-	t.held, t.buf, t.replayed, t.over = true, nil, false, false
-	return true
+	t.cut()
+	t.held, t.replayed, t.over, t.read, t.punched = true, false, false, 0, 0
+	return t.failed == nil
 }
+
+// worn reports whether the tape carried so much that its pipe's command
+// may soon stop: the next job gets a new one.
+func (t *tape) worn() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wornLocked() && !t.eof
+}
+
+func (t *tape) wornLocked() bool { return t.passed >= tapeWorn }
 
 // releaseTape lets a job's tape go: it stays open for tapeLinger, for
 // the pane's next job, unless its pipe closed.
@@ -157,9 +206,10 @@ func (s *Service) releaseTape(t *tape) {
 		return
 	}
 	t.mu.Lock()
-	t.held, t.buf = false, nil
+	t.held, t.replayed = false, false
 	gone := t.eof || t.failed != nil
 	if !gone {
+		t.cut()
 		t.linger = time.AfterFunc(tapeLinger, func() {
 			t.mu.Lock()
 			idle := !t.held
@@ -176,32 +226,28 @@ func (s *Service) releaseTape(t *tape) {
 	}
 }
 
-// openTape pipes a pane's output into a new FIFO, and returns its tape.
+// openTape pipes a pane's output into a new file, and returns its tape.
 func (s *Service) openTape(ctx context.Context, paneID string) (*tape, error) {
 	dir, err := s.tapeDir()
 	if err != nil {
-		return nil, fmt.Errorf("making a directory for its pipe: %w", err)
+		return nil, fmt.Errorf("making a directory for its file: %w", err)
 	}
-	t := &tape{pane: paneID, ready: make(chan struct{}, 1), closed: make(chan struct{})}
 	s.tapesMu.Lock()
 	s.tapeCount++
-	t.path = filepath.Join(dir, strconv.Itoa(s.tapeCount))
+	path := filepath.Join(dir, strconv.Itoa(s.tapeCount))
 	s.tapesMu.Unlock()
-	if err := syscall.Mkfifo(t.path, 0o600); err != nil {
-		return nil, fmt.Errorf("making its pipe: %w", err)
-	}
-	// Read and write, so the open does not wait for the pipe's command.
-	rw, err := os.OpenFile(t.path, os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		_ = os.Remove(t.path)
-		return nil, fmt.Errorf("opening its pipe: %w", err)
+		return nil, fmt.Errorf("making its file: %w", err)
 	}
-	if err := s.tc.PipePane(ctx, paneID, tapeCommand(t.path)); err != nil {
-		rw.Close()
-		_ = os.Remove(t.path)
+	if err := s.tc.PipePane(ctx, paneID, tapeCommand(path)); err != nil {
+		f.Close()
+		_ = os.Remove(path)
 		return nil, fmt.Errorf("tmux's pipe-pane: %w", err)
 	}
-	go t.read(rw)
+	t := &tape{pane: paneID, path: path, endPath: path + ".end", file: f,
+		ready: make(chan struct{}, 1), quit: make(chan struct{}), watched: make(chan struct{})}
+	go t.watch()
 	s.tapesMu.Lock()
 	s.tapes[paneID] = t
 	s.tapesMu.Unlock()
@@ -209,7 +255,7 @@ func (s *Service) openTape(ctx context.Context, paneID string) (*tape, error) {
 }
 
 // closeTapes closes the tapes still open, as tmcp shuts down: tmux would
-// otherwise keep each pipe until its pane next wrote.
+// otherwise keep each pipe until its pane ended.
 func (s *Service) closeTapes() {
 	s.tapesMu.Lock()
 	open := make([]*tape, 0, len(s.tapes))
@@ -224,93 +270,112 @@ func (s *Service) closeTapes() {
 	wg.Wait()
 }
 
-// tapeDir returns the Service's private directory for FIFOs, made once.
+// tapePrefix begins the name of a tmcp's directory of tapes, which goes on
+// with its pid.
+const tapePrefix = "tmcp-tapes-"
+
+// tapeDir returns the Service's private directory for tapes, made once.
+// Those a killed tmcp left are removed then.
 func (s *Service) tapeDir() (string, error) {
 	s.tapesOnce.Do(func() {
-		s.tapesDir, s.tapesErr = os.MkdirTemp("", "tmcp-tapes-")
+		removeDeadTapeDirs()
+		s.tapesDir, s.tapesErr = os.MkdirTemp("", tapePrefix+strconv.Itoa(os.Getpid())+"-")
 	})
 	return s.tapesDir, s.tapesErr
 }
 
-// removeTapeDir removes the FIFO directory, once no tape is open.
+// removeDeadTapeDirs removes the directories of tapes whose tmcp is gone.
+func removeDeadTapeDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tapePrefix+"*-*"))
+	for _, dir := range dirs {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(dir), tapePrefix), "-")
+		n, err := strconv.Atoi(pid)
+		if err == nil && n > 0 && syscall.Kill(n, 0) == syscall.ESRCH {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
+// removeTapeDir removes the tapes' directory, once no tape is open.
 func (s *Service) removeTapeDir() {
 	if s.tapesDir != "" {
 		_ = os.RemoveAll(s.tapesDir)
 	}
 }
 
-// read waits for the pipe's command to open the FIFO, then reads it until
-// the pipe closes or the tape is closed. Holding only a read end by then,
-// it sees the pipe's end. Until then it holds a write end too, so the
-// command's open of the FIFO never waits.
-func (t *tape) read(rw *os.File) {
-	defer close(t.closed)
-	defer t.wake()
-	if !t.reading(rw) {
-		rw.Close()
-		return
-	}
-	hello := make([]byte, 1)
-	if _, err := rw.Read(hello); err != nil {
-		rw.Close()
-		t.fail(fmt.Errorf("the pipe of pane %s never opened: %w", t.pane, err))
-		return
-	}
-	ro, err := os.OpenFile(t.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	rw.Close()
-	if err != nil {
-		t.fail(fmt.Errorf("reading the pipe of pane %s: %w", t.pane, err))
-		return
-	}
-	defer ro.Close()
-	if !t.reading(ro) {
-		return
-	}
-	t.mu.Lock()
-	t.opened = true
-	t.mu.Unlock()
-	chunk := make([]byte, 64<<10)
+// watch looks at the tape's file until the tape is closed: it wakes a job
+// reading the tape when more came or the pipe ended, and cuts what no
+// job will read.
+func (t *tape) watch() {
+	defer close(t.watched)
+	wait := time.NewTimer(tapeIdleLook)
+	defer wait.Stop()
 	for {
-		n, err := ro.Read(chunk)
-		if n > 0 {
-			t.add(chunk[:n])
-		}
-		if err != nil {
-			t.mu.Lock()
-			t.eof = true
-			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) {
-				t.failed = err
-			}
-			t.mu.Unlock()
+		select {
+		case <-t.quit:
 			return
+		case <-wait.C:
 		}
+		t.look()
+		t.mu.Lock()
+		every := tapeIdleLook
+		if t.replayed {
+			every = tapeLook
+		}
+		t.mu.Unlock()
+		wait.Reset(every)
 	}
 }
 
-// reading notes the file the tape reads, which closeTape closes to end
-// the reading, and reports false if the tape is closed already.
-func (t *tape) reading(f *os.File) bool {
+// look reads the file's size and whether the pipe ended, and acts on it.
+func (t *tape) look() {
+	size, err := t.size()
+	_, endErr := os.Stat(t.endPath)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.stopped {
-		return false
+	wake := false
+	switch {
+	case err != nil:
+		wake = t.failed == nil
+		t.failed, t.eof = err, true
+	case endErr == nil && !t.eof:
+		t.eof, wake = true, true
 	}
-	t.file = f
-	return true
+	switch {
+	case err != nil:
+	case t.replayed:
+		wake = wake || size > t.read
+	case t.held && !t.over && size > tapeKeep:
+		t.over = true
+		t.cut()
+	case (!t.held || t.over) && size > tapeIdle:
+		t.cut()
+	}
+	if wake {
+		t.wake()
+	}
 }
 
-// add keeps bytes read for the job that holds the tape, unless it went
-// over its bound; with no job, they are let go.
-func (t *tape) add(p []byte) {
-	t.mu.Lock()
-	if t.held && !t.over {
-		t.buf = append(t.buf, p...)
-		if !t.replayed && len(t.buf) > tapeKeep {
-			t.over, t.buf = true, nil
-		}
+func (t *tape) size() (int64, error) {
+	fi, err := t.file.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("looking at it: %w", err)
 	}
-	t.mu.Unlock()
-	t.wake()
+	return fi.Size(), nil
+}
+
+// cut empties the file; the pipe's command appends from its new end.
+// t.mu is held.
+func (t *tape) cut() {
+	size, err := t.size()
+	if err == nil {
+		err = t.file.Truncate(0)
+	}
+	if err != nil {
+		t.failed, t.eof = fmt.Errorf("cutting it: %w", err), true
+		return
+	}
+	t.passed += size
 }
 
 func (t *tape) wake() {
@@ -320,69 +385,98 @@ func (t *tape) wake() {
 	}
 }
 
-func (t *tape) fail(err error) {
-	t.mu.Lock()
-	t.failed, t.eof = err, true
-	t.mu.Unlock()
-}
-
-// replay turns the job to the tape: it returns every byte since the tape
-// began, and from then on take gives what follows. ok is false where the
-// tape cannot stand for the stream: it never opened, it let its start go,
-// or its pipe closed before the job's pane died (another pipe replaced it).
+// replay turns the job to the tape: it returns every byte since the job
+// held it, and from then on take gives what follows. ok is false where
+// the tape cannot stand for the stream: it let its start go, its file
+// failed, or its pipe closed before the job's pane died (another pipe
+// replaced it).
 func (t *tape) replay(paneDied bool) (kept []byte, ok bool) {
 	if t == nil {
 		return nil, false
 	}
+	t.look()
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.over || t.failed != nil || t.eof && !paneDied {
+		t.mu.Unlock()
 		return nil, false
 	}
 	t.replayed = true
-	kept, t.buf = t.buf, nil
-	return kept, true
+	t.mu.Unlock()
+	return t.take(), true
 }
 
-// take returns what the tape read since the last take or replay.
+// take returns what the pipe brought since the last take or replay, up to
+// tapeChunk bytes, and lets go of what the job has read.
 func (t *tape) take() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buf
-	t.buf = nil
-	return b
+	if !t.replayed || t.failed != nil {
+		return nil
+	}
+	size, err := t.size()
+	if err != nil || size <= t.read {
+		return nil
+	}
+	n := min(size-t.read, tapeChunk)
+	b := make([]byte, n)
+	got, err := t.file.ReadAt(b, t.read)
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.failed, t.eof = fmt.Errorf("reading it: %w", err), true
+		return nil
+	}
+	t.read += int64(got)
+	if t.read < size {
+		t.wake()
+	}
+	if t.read-t.punched >= tapeChunk {
+		// The job read it: the disk may have it back.
+		if syscall.Fallocate(int(t.file.Fd()), fallocPunchHole|fallocKeepSize, t.punched, t.read-t.punched) == nil {
+			t.punched = t.read
+		}
+	}
+	return b[:got]
 }
+
+// Linux's fallocate modes that free a range of a file and keep its size.
+const (
+	fallocKeepSize  = 0x01
+	fallocPunchHole = 0x02
+)
 
 // ended reports whether the pipe closed, so nothing more will come.
 func (t *tape) ended() bool {
+	t.look()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.eof
 }
 
 // closeTape stops the pipe (unless tmux closed it: a pipe there now may be
-// another's) and the reading, and removes the FIFO.
+// another's) and the watch, and removes the file.
 func (s *Service) closeTape(t *tape) {
 	if t == nil {
 		return
 	}
 	t.stopOnce.Do(func() {
-		t.mu.Lock()
-		theirs := t.opened && t.eof // tmux closed the pipe: a new one may be another's
-		t.mu.Unlock()
-		if !theirs {
+		if !t.ended() {
 			ctx, cancel := context.WithTimeout(context.Background(), tapeClose)
-			_ = s.tc.PipePane(ctx, t.pane, "")
+			if s.tc.PipePane(ctx, t.pane, "") == nil {
+				// The command's last step makes the end file: once it
+				// has, nothing comes back after the removal below.
+				for !t.ended() && ctx.Err() == nil {
+					time.Sleep(tapeLook)
+				}
+			}
 			cancel()
 		}
+		close(t.quit)
+		<-t.watched
 		t.mu.Lock()
-		t.stopped = true
-		if t.file != nil {
-			_ = t.file.Close() // ends the Read under way
-		}
+		_ = t.file.Close()
+		t.failed, t.eof = os.ErrClosed, true
 		t.mu.Unlock()
-		<-t.closed
 		_ = os.Remove(t.path)
+		_ = os.Remove(t.endPath)
 		s.tapesMu.Lock()
 		if s.tapes[t.pane] == t {
 			delete(s.tapes, t.pane)
@@ -403,8 +497,10 @@ func drainTape(t *tape, r *reader, data []byte) (finished bool) {
 			return true
 		}
 		if t.ended() {
-			if rest := t.take(); len(rest) > 0 {
-				return r.consume(rest, time.Now())
+			for rest := t.take(); len(rest) > 0; rest = t.take() {
+				if r.consume(rest, time.Now()) {
+					return true
+				}
 			}
 			return false
 		}

@@ -95,7 +95,7 @@ func TestARunWhoseStreamTmuxPausesKeepsEveryLineFromItsTape(t *testing.T) {
 					if !r.OutputLost {
 						t.Fatalf("with no tape, the paused run did not lose output (%d lines, lost %v): the pauses did not reach its stream", r.TotalLines, r.OutputLost)
 					}
-					if !strings.Contains(r.Reason, tapesEnv+"=on") {
+					if !strings.Contains(r.Reason, tapesEnv+"=off") {
 						t.Errorf("the run that lost output with no tape does not say why it had none: %q", r.Reason)
 					}
 				case tc.dies:
