@@ -440,7 +440,9 @@ func TestAPaneWhoseShellDiesWhileTmcpIsStoppedIsFreedAtOnce(t *testing.T) {
 		t.Fatalf("run_command for 0.3s: %+v, want a running job", r)
 	}
 	cont := s.stop()
-	gone := func() bool { return !slices.Contains(strings.Fields(tmuxOne(srv, "list-panes", "-a", "-F", "#{pane_id}")), id) }
+	gone := func() bool {
+		return !slices.Contains(strings.Fields(tmuxOne(srv, "list-panes", "-a", "-F", "#{pane_id}")), id)
+	}
 	if !tmuxtest.WaitFor(10*time.Second, gone) {
 		cont()
 		t.Fatalf("pane %s still stands 10 s into the job while tmcp is stopped (its shell printed 200000 lines and died after 1 s)", id)
