@@ -60,14 +60,14 @@ func (l *Launcher) argv(args ...string) []string {
 		return v
 	}
 	for i, w := range v {
-		v[i] = shellQuote(w)
+		v[i] = ShellQuote(w)
 	}
 	return append(append([]string(nil), l.Prefix...), v...)
 }
 
-// shellQuote returns s as one word for a POSIX shell: inside single
+// ShellQuote returns s as one word for a POSIX shell: inside single
 // quotes, where only the single quote itself needs care.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:@%") == "" {
 		return s
 	}

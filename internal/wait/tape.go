@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tmcp/tmcp/internal/tmux"
 )
 
 // A job's output reaches tmcp through the pane's stream, the fastest way
@@ -105,7 +107,7 @@ type tape struct {
 // tapeCommand is the pipe's command: the pane's output appended to path,
 // as tmux gives it, then a file that says the pipe ended.
 func tapeCommand(path string) string {
-	return fmt.Sprintf("dd bs=%d count=%d status=none >> '%s'; : > '%s.end'", tapeBlock, tapeReads, path, path)
+	return fmt.Sprintf("dd bs=%d count=%d status=none >> %s; : > %s", tapeBlock, tapeReads, tmux.ShellQuote(path), tmux.ShellQuote(path+".end"))
 }
 
 // holdTape gives job j its pane's tape, opening one if the pane has none,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,5 +182,29 @@ func TestARunLeavesAPanesOwnPipeAlone(t *testing.T) {
 		return strings.Contains(string(logged), "line-300")
 	}) {
 		t.Errorf("the pane's own pipe did not get the run's output: %q", last(strings.Split(string(logged), "\n")))
+	}
+}
+
+// The pipe's command appends what it is given to its file, and makes the
+// end file once its input ends, whatever the file's name holds.
+func TestTapeCommandAppendsItsInputAndSaysWhenItEnded(t *testing.T) {
+	for _, name := range []string{"1", "it's a tape", `$(false) "x" \ #%`} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name)
+			if err := os.WriteFile(path, []byte("kept "), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("sh", "-c", tapeCommand(path))
+			cmd.Stdin = strings.NewReader("piped\n")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("the pipe's command: %v %s", err, out)
+			}
+			if got, err := os.ReadFile(path); err != nil || string(got) != "kept piped\n" {
+				t.Errorf("the file holds %q (%v), want %q", got, err, "kept piped\n")
+			}
+			if _, err := os.Stat(path + ".end"); err != nil {
+				t.Errorf("no end file once the input ended: %v", err)
+			}
+		})
 	}
 }
