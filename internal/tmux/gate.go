@@ -120,7 +120,6 @@ func notifiesEveryClient(args []string) bool {
 		"detach-client", "switch-client", "attach-session",
 		"send-keys", "respawn-pane", "clear-history",
 		"pipe-pane": // closing a dead pane's pipe destroys the pane, and may close its session
-
 		return true
 	case "split-window":
 		return !slices.Contains(args[1:], "-d") // the new pane becomes the active one

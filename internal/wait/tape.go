@@ -107,8 +107,11 @@ type tape struct {
 // tapeCommand is the pipe's command: the pane's output appended to path,
 // as tmux gives it, then a file that says the pipe ended.
 func tapeCommand(path string) string {
-	return fmt.Sprintf("dd bs=%d count=%d status=none >> %s; : > %s", tapeBlock, tapeReads, tmux.ShellQuote(path), tmux.ShellQuote(path+".end"))
+	return fmt.Sprintf("dd bs=%d count=%d status=none >> %s; : > %s", tapeBlock, tapeReads, tmux.ShellQuote(path), tmux.ShellQuote(tapeEndPath(path)))
 }
+
+// tapeEndPath is the file the pipe's command makes as it ends.
+func tapeEndPath(path string) string { return path + ".end" }
 
 // holdTape gives job j its pane's tape, opening one if the pane has none,
 // if the pane's tmux runs on this machine and no other pipe is open on
@@ -247,7 +250,7 @@ func (s *Service) openTape(ctx context.Context, paneID string) (*tape, error) {
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("tmux's pipe-pane: %w", err)
 	}
-	t := &tape{pane: paneID, path: path, endPath: path + ".end", file: f,
+	t := &tape{pane: paneID, path: path, endPath: tapeEndPath(path), file: f,
 		ready: make(chan struct{}, 1), quit: make(chan struct{}), watched: make(chan struct{})}
 	go t.watch()
 	s.tapesMu.Lock()
@@ -330,11 +333,13 @@ func (t *tape) watch() {
 }
 
 // look reads the file's size and whether the pipe ended, and acts on it.
+// The size is read under t.mu: one read before a hold cut the file would
+// take the job's fresh tape for one past tapeKeep.
 func (t *tape) look() {
-	size, err := t.size()
 	_, endErr := os.Stat(t.endPath)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	size, err := t.size()
 	wake := false
 	switch {
 	case err != nil:

@@ -202,9 +202,37 @@ func TestTapeCommandAppendsItsInputAndSaysWhenItEnded(t *testing.T) {
 			if got, err := os.ReadFile(path); err != nil || string(got) != "kept piped\n" {
 				t.Errorf("the file holds %q (%v), want %q", got, err, "kept piped\n")
 			}
-			if _, err := os.Stat(path + ".end"); err != nil {
+			if _, err := os.Stat(tapeEndPath(path)); err != nil {
 				t.Errorf("no end file once the input ended: %v", err)
 			}
 		})
+	}
+}
+
+// The tapes' directories of a tmcp that is gone are removed by the next;
+// a live one's are kept.
+func TestADeadTmcpsTapesAreRemovedAndALiveOnesKept(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(tmp, tapePrefix+strconv.Itoa(gone.Process.Pid)+"-1")
+	live := filepath.Join(tmp, tapePrefix+strconv.Itoa(os.Getpid())+"-2")
+	for _, dir := range []string{dead, live} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "1"), []byte("bytes"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeDeadTapeDirs()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the directory of a tmcp that is gone is still there (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(live, "1")); err != nil {
+		t.Errorf("the directory of a live tmcp was touched: %v", err)
 	}
 }
