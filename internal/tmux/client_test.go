@@ -188,6 +188,36 @@ func checkNoAnswer(t *testing.T, what string, err error) {
 	if err != nil && !strings.Contains(err.Error(), "no answer from tmux in time") {
 		t.Errorf("%s: message %q does not say tmux gave no answer in time", what, err)
 	}
+	if Refused(err) {
+		t.Errorf("%s: %v taken for tmux's refusal", what, err)
+	}
+}
+
+// Only tmux's own error answer is a refusal: a command cut short by its
+// caller says nothing of what tmux would have answered.
+func TestRefusedIsTmuxsAnswerOnly(t *testing.T) {
+	srv := tmuxtest.New(t)
+	c := newClient(t, srv)
+	run(t, c, "list-sessions")
+	_, refused := c.Run(context.Background(), "send-keys", "-t", "%99", "x")
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, cut := c.Run(ended, "send-keys", "-t", "%99", "x")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a pane not found", refused, true},
+		{"a call that ended first", cut, false},
+		{"a wrapped refusal", fmt.Errorf("typing: %w", refused), true},
+		{"another error", errors.New("x"), false},
+		{"no error", nil, false},
+	} {
+		if got := Refused(tc.err); got != tc.want {
+			t.Errorf("Refused(%s: %v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
 }
 
 func TestStoppedServerGivesAPromptNamedError(t *testing.T) {

@@ -146,6 +146,15 @@ func (e *CommandError) Error() string {
 
 func (e *CommandError) Unwrap() error { return e.Err }
 
+// Refused reports whether err holds tmux's refusal of a command: tmux
+// answered it with an error (a pane not found, a bad option). A command
+// that got no answer, was never sent or lost its connection was not
+// refused: what tmux would have said is not known.
+func Refused(err error) bool {
+	var cerr *CommandError
+	return errors.As(err, &cerr) && !errors.Is(err, ErrNoAnswer) && !errors.Is(err, ErrConnectionLost) && !errors.Is(err, ErrNotSent)
+}
+
 // ErrNoAnswer is wrapped by the error of every tmux command or probe that
 // got no answer in time: the server is wedged, stopped or overloaded.
 var ErrNoAnswer = errors.New("no answer from tmux in time")

@@ -2,7 +2,6 @@ package wait
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -217,9 +216,8 @@ func (s *Service) adopt(ctx context.Context, rec jobstate.Record) (*job, error) 
 		return s.jobs.keep(j.unfollowed()), nil
 	}
 	pid, status, ok, err := s.paneEnd(ctx, j)
-	var cerr *tmux.CommandError
 	switch {
-	case errors.As(err, &cerr):
+	case tmux.Refused(err):
 		return gone("the pane is gone: closed, or its tmux server was restarted, while no tmcp followed the job")
 	case err != nil:
 		return nil, fmt.Errorf("looking up job %s of an earlier tmcp in pane %s: %w", rec.ID, rec.Pane, err)
@@ -341,8 +339,7 @@ func (s *Service) refill(ctx context.Context, j *job) {
 		case <-ctx.Done():
 		}
 	}
-	var cerr *tmux.CommandError
-	gone := errors.As(err, &cerr) // the pane, and its history, are gone
+	gone := tmux.Refused(err) // the pane, and its history, are gone
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.refilled = !running && err == nil && settled || gone

@@ -659,12 +659,12 @@ func (s *Service) typeOn(call context.Context, j *job, paneID string, steps []st
 // endUntyped ends a job whose line could not be typed: as the death of
 // its pane when tmux refused the keys and the pane is gone (killed as tmcp
 // typed, before its stream said so), else with the error. tmux is asked
-// only when it refused: one that did not answer would not now either.
+// only when it refused: one that did not answer would not now either, and
+// a call that ended (tmcp's client left) says nothing of the pane.
 func (s *Service) endUntyped(ctx context.Context, j *job, err error) {
-	var cerr *tmux.CommandError
-	if errors.As(err, &cerr) {
+	if tmux.Refused(err) {
 		info, ierr := s.tc.PaneInfo(ctx, j.paneID)
-		if errors.As(ierr, &cerr) || ierr == nil && info.Dead {
+		if tmux.Refused(ierr) || ierr == nil && info.Dead {
 			j.end(true, nil, "the pane was closed while the command was typed")
 			return
 		}

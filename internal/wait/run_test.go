@@ -15,7 +15,8 @@ import (
 
 // A run whose line tmux refused because its pane is gone (killed as tmcp
 // typed, before its stream said so) ends with the pane's death; a refusal
-// for a pane that lives, or tmux not answering, gives the typing error.
+// for a pane that lives, tmux not answering, or a call that ended before
+// tmux answered (its client left as tmcp typed), gives the typing error.
 func TestARunThatCouldNotBeTypedEndsWithItsPanesDeath(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -27,6 +28,14 @@ func TestARunThatCouldNotBeTypedEndsWithItsPanesDeath(t *testing.T) {
 		t.Fatalf("typing into a killed pane: %v, want tmux's refusal", refused)
 	}
 	unanswered := errors.New("no answer")
+	// A call that ended as its line was marked (tmcp's client left): a
+	// tmux error, but no refusal.
+	left, leave := context.WithCancel(ctx)
+	leave()
+	cut := f.tc.SendKeys(left, gone, true, "echo x")
+	if !errors.As(cut, &cerr) || tmux.Refused(cut) {
+		t.Fatalf("typing with an ended call: %v, want a tmux error that is no refusal", cut)
+	}
 	for _, tc := range []struct {
 		pane   string
 		err    error
@@ -36,6 +45,7 @@ func TestARunThatCouldNotBeTypedEndsWithItsPanesDeath(t *testing.T) {
 		{gone, refused, true, "the pane was closed while the command was typed"},
 		{"%0", refused, false, "the command could not be typed, so it never ran: " + refused.Error()},
 		{gone, unanswered, false, "the command could not be typed, so it never ran: no answer"},
+		{gone, cut, false, "the command could not be typed, so it never ran: " + cut.Error()},
 	} {
 		j := newJob("abcdef012345", tc.pane, "echo x", time.Now())
 		f.s.endUntyped(ctx, j, tc.err)
