@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -234,5 +235,159 @@ func TestADeadTmcpsTapesAreRemovedAndALiveOnesKept(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(live, "1")); err != nil {
 		t.Errorf("the directory of a live tmcp was touched: %v", err)
+	}
+}
+
+// paneTape returns the tape tmcp has open on a pane, or nil.
+func paneTape(s *Service, paneID string) *tape {
+	s.tapesMu.Lock()
+	defer s.tapesMu.Unlock()
+	return s.tapes[paneID]
+}
+
+// printInPane has the pane's shell print `seq 1 n` and waits until it did.
+func printInPane(t *testing.T, f *fixture, n int) {
+	t.Helper()
+	last := strconv.Itoa(n)
+	f.srv.Must("send-keys", "-t", "%0", "seq 1 "+last+"; echo printed-$((1+1))", "Enter")
+	if !tmuxtest.WaitFor(30*time.Second, func() bool {
+		return strings.Contains(f.srv.Must("capture-pane", "-p", "-t", "%0"), "printed-2")
+	}) {
+		t.Fatalf("the pane never printed seq 1 %s", last)
+	}
+}
+
+// seqBytes is how many bytes `seq 1 n` writes.
+func seqBytes(n int) int64 {
+	var total int64
+	for i := 1; i <= n; i++ {
+		total += int64(len(strconv.Itoa(i))) + 1
+	}
+	return total
+}
+
+// A tape no job holds keeps at most tapeIdle bytes of what its pane
+// writes: the watch cuts the rest, and counts what passed.
+func TestATapeCutsWhatNoJobWillRead(t *testing.T) {
+	f := newFixture(t)
+	f.s.noTapes = false
+	if r := f.run("true", 10*time.Second); status(r) != "0" {
+		t.Fatalf("the run: %+v", r)
+	}
+	tp := paneTape(f.s, "%0")
+	if tp == nil {
+		t.Fatal("the run left no tape open on its pane")
+	}
+	// Kept open past its linger, however slow the print is on a loaded machine.
+	tp.mu.Lock()
+	tp.linger.Stop()
+	tp.mu.Unlock()
+	const n = 400000 // 2.7 MB, well past tapeIdle
+	printInPane(t, f, n)
+	var size, passed int64
+	if !tmuxtest.WaitFor(2*time.Second, func() bool {
+		fi, err := os.Stat(tp.path)
+		if err != nil {
+			t.Fatalf("the tape's file: %v", err)
+		}
+		tp.mu.Lock()
+		size, passed = fi.Size(), tp.passed
+		tp.mu.Unlock()
+		return size <= tapeIdle && size+passed >= seqBytes(n)
+	}) {
+		t.Errorf("the idle tape holds %d bytes and let %d go; want at most %d held, and with what went at least the %d the pane printed", size, passed, tapeIdle, seqBytes(n))
+	}
+}
+
+// punchesHoles reports whether the file system of dir gives a file's
+// range back to the disk on request.
+func punchesHoles(t *testing.T, dir string) bool {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "punch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 1<<16)); err != nil {
+		t.Fatal(err)
+	}
+	return syscall.Fallocate(int(f.Fd()), fallocPunchHole|fallocKeepSize, 0, 1<<16) == nil
+}
+
+// What a job read of its tape is given back to the disk: a replay of some
+// 12 MB leaves less than one chunk of the file on it.
+func TestATapeGivesBackToTheDiskWhatItsJobRead(t *testing.T) {
+	if !punchesHoles(t, os.TempDir()) {
+		t.Skipf("the file system of %s cannot punch holes in a file", os.TempDir())
+	}
+	f := newFixture(t)
+	f.s.noTapes = false
+	if r := f.run("true", 10*time.Second); status(r) != "0" {
+		t.Fatalf("the run: %+v", r)
+	}
+	tp := paneTape(f.s, "%0")
+	if tp == nil || !tp.hold() {
+		t.Fatal("no tape to hold on the pane")
+	}
+	defer f.s.releaseTape(tp)
+	const n = 1500000 // 10.9 MB from seq, more with the terminal's returns
+	printInPane(t, f, n)
+	kept, ok := tp.replay(false)
+	if !ok {
+		t.Fatalf("the held tape could not be replayed: %s", tp.whyNot())
+	}
+	read := int64(len(kept))
+	for b := tp.take(); len(b) > 0; b = tp.take() {
+		read += int64(len(b))
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(tp.path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if read < seqBytes(n) || st.Size != read {
+		t.Fatalf("read %d bytes of a file of %d; want all of it, at least the %d seq printed", read, st.Size, seqBytes(n))
+	}
+	if onDisk := st.Blocks * 512; onDisk >= tapeChunk {
+		t.Errorf("the file of %d bytes, all read, still takes %d bytes of disk; want under %d", st.Size, onDisk, tapeChunk)
+	}
+}
+
+// A tape that carried tapeWorn bytes is replaced for the next job before
+// its pipe's command reaches its own limit: the old pipe and file go, and
+// the job gets a new tape that works.
+func TestAWornTapeIsReplacedForTheNextJob(t *testing.T) {
+	f := newFixture(t)
+	f.s.noTapes = false
+	if r := f.run("true", 10*time.Second); status(r) != "0" {
+		t.Fatalf("the run: %+v", r)
+	}
+	worn := paneTape(f.s, "%0")
+	if worn == nil {
+		t.Fatal("the run left no tape open on its pane")
+	}
+	// As if 512 MiB had passed: writing them would take the test minutes.
+	worn.mu.Lock()
+	worn.passed = tapeWorn
+	worn.mu.Unlock()
+	r := f.run("seq 1 300 | sed s/^/line-/", 10*time.Second)
+	if status(r) != "0" || r.TotalLines != 300 {
+		t.Fatalf("the run after the tape wore: status %s, %d lines; want 0 and 300", status(r), r.TotalLines)
+	}
+	fresh := paneTape(f.s, "%0")
+	switch {
+	case fresh == nil:
+		t.Fatal("the job after the worn tape got none")
+	case fresh == worn || fresh.path == worn.path:
+		t.Fatalf("the worn tape %s was held again", worn.path)
+	}
+	if _, err := os.Stat(worn.path); !os.IsNotExist(err) {
+		t.Errorf("the worn tape's file is still there (%v)", err)
+	}
+	if fresh.ended() {
+		t.Errorf("the new tape's pipe is closed: %s", fresh.whyNot())
+	}
+	if piped := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", "%0", "#{pane_pipe}")); piped != "1" {
+		t.Errorf("no pipe on the pane after the worn tape was replaced: pane_pipe %q", piped)
 	}
 }
