@@ -245,6 +245,29 @@ func paneTape(s *Service, paneID string) *tape {
 	return s.tapes[paneID]
 }
 
+// releasedTape returns the tape a finished run left on a pane, once the
+// run's reader let it go (it does so after the run returned), with its
+// linger stopped so that the tape stays open however slow the test is.
+func releasedTape(t *testing.T, s *Service, paneID string) *tape {
+	t.Helper()
+	tp := paneTape(s, paneID)
+	if tp == nil {
+		t.Fatal("the run left no tape open on its pane")
+	}
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		tp.mu.Lock()
+		defer tp.mu.Unlock()
+		if tp.held || tp.linger == nil {
+			return false
+		}
+		tp.linger.Stop()
+		return true
+	}) {
+		t.Fatal("the run's tape was never let go")
+	}
+	return tp
+}
+
 // printInPane has the pane's shell print `seq 1 n` and waits until it did.
 func printInPane(t *testing.T, f *fixture, n int) {
 	t.Helper()
@@ -274,14 +297,7 @@ func TestATapeCutsWhatNoJobWillRead(t *testing.T) {
 	if r := f.run("true", 10*time.Second); status(r) != "0" {
 		t.Fatalf("the run: %+v", r)
 	}
-	tp := paneTape(f.s, "%0")
-	if tp == nil {
-		t.Fatal("the run left no tape open on its pane")
-	}
-	// Kept open past its linger, however slow the print is on a loaded machine.
-	tp.mu.Lock()
-	tp.linger.Stop()
-	tp.mu.Unlock()
+	tp := releasedTape(t, f.s, "%0")
 	const n = 400000 // 2.7 MB, well past tapeIdle
 	printInPane(t, f, n)
 	var size, passed int64
@@ -326,9 +342,9 @@ func TestATapeGivesBackToTheDiskWhatItsJobRead(t *testing.T) {
 	if r := f.run("true", 10*time.Second); status(r) != "0" {
 		t.Fatalf("the run: %+v", r)
 	}
-	tp := paneTape(f.s, "%0")
-	if tp == nil || !tp.hold() {
-		t.Fatal("no tape to hold on the pane")
+	tp := releasedTape(t, f.s, "%0")
+	if !tp.hold() {
+		t.Fatalf("the pane's tape could not be held: %s", tp.whyNot())
 	}
 	defer f.s.releaseTape(tp)
 	const n = 1500000 // 10.9 MB from seq, more with the terminal's returns
@@ -362,10 +378,7 @@ func TestAWornTapeIsReplacedForTheNextJob(t *testing.T) {
 	if r := f.run("true", 10*time.Second); status(r) != "0" {
 		t.Fatalf("the run: %+v", r)
 	}
-	worn := paneTape(f.s, "%0")
-	if worn == nil {
-		t.Fatal("the run left no tape open on its pane")
-	}
+	worn := releasedTape(t, f.s, "%0")
 	// As if 512 MiB had passed: writing them would take the test minutes.
 	worn.mu.Lock()
 	worn.passed = tapeWorn
