@@ -457,3 +457,56 @@ func TestAPaneWhoseShellDiesWhileTmcpIsStoppedIsFreedAtOnce(t *testing.T) {
 		t.Fatalf("get_job of the job whose pane died while tmcp was stopped: %+v %s, want finished, paneDied, nothing lost, all 200000 lines", j, describe(text))
 	}
 }
+
+// tapeCopiers returns the processes whose command line names a tape of
+// tmcp pid: the pipe's commands of its tapes, and their dd.
+func tapeCopiers(t *testing.T, pid int) []string {
+	t.Helper()
+	mark := "tmcp-tapes-" + strconv.Itoa(pid) + "-"
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), mark) {
+			found = append(found, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// A killed tmcp's tapes stop copying at once, though tmux still holds
+// their pipes open: no file of a tmcp that is gone keeps filling, and tmux
+// lets the pane's pipe go at the pane's next write. The next tmcp runs
+// there as before.
+func TestAKilledTmcpsTapesStopCopying(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	id := newShellWindow(t, srv)
+	s := startTMCP(t, srv, "")
+	pid := s.pid()
+	if r, text := s.runCmd(map[string]any{"paneId": id, "command": "echo taped", "timeoutSeconds": 10}); text != "taped" || status(r.ExitStatus) != "0" {
+		t.Fatalf("run_command: %+v %q", r, text)
+	}
+	if copiers := tapeCopiers(t, pid); len(copiers) == 0 || paneFormat(srv, id, "#{pane_pipe}") != "1" {
+		t.Fatalf("no tape open after the run (it stays for the next): copiers %q, pane_pipe %s", copiers, paneFormat(srv, id, "#{pane_pipe}"))
+	}
+	killTMCPAndItsClients(t, s)
+	var copiers []string
+	if !tmuxtest.WaitFor(3*time.Second, func() bool {
+		copiers = tapeCopiers(t, pid)
+		return len(copiers) == 0
+	}) {
+		t.Errorf("the killed tmcp's tapes still copy 3 s after it died: %q", copiers)
+	}
+	srv.Must("send-keys", "-t", id, "echo written", "Enter")
+	if !tmuxtest.WaitFor(3*time.Second, func() bool { return paneFormat(srv, id, "#{pane_pipe}") == "0" }) {
+		t.Errorf("tmux still pipes pane %s after it wrote, with the killed tmcp's tape stopped", id)
+	}
+	next := startTMCP(t, srv, "")
+	if r, text := next.runCmd(map[string]any{"paneId": id, "command": "echo next", "timeoutSeconds": 10}); text != "next" || status(r.ExitStatus) != "0" {
+		t.Errorf("run_command from the next tmcp: %+v %q", r, text)
+	}
+}

@@ -59,14 +59,16 @@ type Service struct {
 	typingJobs map[*job]struct{}
 
 	// Tapes of jobs' output (tape.go), unless TMCP_TAPES=off; their files
-	// live in tapesDir, made at the first tape.
-	noTapes   bool
-	tapesOnce sync.Once
-	tapesDir  string
-	tapesErr  error
-	tapesMu   sync.Mutex
-	tapes     map[string]*tape // open, by pane
-	tapeCount int              // tapes opened: names their files
+	// live in tapesDir, made at the first tape, beside the FIFO tapesAlive
+	// holds open.
+	noTapes    bool
+	tapesOnce  sync.Once
+	tapesDir   string
+	tapesAlive *os.File
+	tapesErr   error
+	tapesMu    sync.Mutex
+	tapes      map[string]*tape // open, by pane
+	tapeCount  int              // tapes opened: names their files
 
 	closeOnce sync.Once
 }

@@ -71,14 +71,13 @@ const (
 // tapeChunk bounds what one take reads of a tape.
 const tapeChunk = 4 << 20
 
-// The pipe's command copies at most tapeReads reads of tapeBlock bytes
-// (1 GiB), so a pipe that outlived a killed tmcp stops by itself; a tape
-// that carried tapeWorn bytes is opened anew for the next job.
-const (
-	tapeBlock = 4 << 10
-	tapeReads = 1 << 18
-	tapeWorn  = 512 << 20
-)
+// tapeBlock is the most the pipe's command copies at once.
+const tapeBlock = 4 << 10
+
+// tapeAlive names the FIFO in the tapes' directory that tmcp holds open
+// for as long as it runs: each pipe's command reads it, and stops its copy
+// once the read ends, that is, once tmcp is gone.
+const tapeAlive = "alive"
 
 // tape is the copy of a pane's output that tmux pipes into a file.
 type tape struct {
@@ -95,7 +94,6 @@ type tape struct {
 	replayed bool  // the job reads the tape
 	read     int64 // the job read the file up to here, once replayed
 	punched  int64 // the file's bytes before here are let go
-	passed   int64 // bytes cut from the file before: with its size, what the pipe carried
 	over     bool  // more than tapeKeep came before a replay: the tape is of no use to the job
 	eof      bool  // the pipe's command ended: tmux let the pipe go, or tmcp did
 	failed   error // reading or cutting the file failed
@@ -105,9 +103,20 @@ type tape struct {
 }
 
 // tapeCommand is the pipe's command: the pane's output appended to path,
-// as tmux gives it, then a file that says the pipe ended.
-func tapeCommand(path string) string {
-	return fmt.Sprintf("dd bs=%d count=%d status=none >> %s; : > %s", tapeBlock, tapeReads, tmux.ShellQuote(path), tmux.ShellQuote(tapeEndPath(path)))
+// as tmux gives it, until tmux closes the pipe or the tmcp that holds the
+// FIFO alive is gone; then a file that says the pipe ended.
+//
+// dd writes each read as it comes (head -c would keep a block in stdio).
+// A watch beside it reads alive, whose only writer is tmcp: its read ends
+// when tmcp does, killed or not, and it stops dd, so that no pipe of a
+// dead tmcp goes on filling a file nobody reads, and tmux lets the pane's
+// pipe go at the pane's next write. dd reads the pipe through fd 3: a
+// command put in the background has its stdin from /dev/null.
+func tapeCommand(path, alive string) string {
+	return fmt.Sprintf("exec 3<&0; dd bs=%d status=none <&3 >> %s & d=$!; "+
+		"(read x < %s; kill $d 2>/dev/null) & w=$!; "+
+		"wait $d; kill $w 2>/dev/null; : > %s",
+		tapeBlock, tmux.ShellQuote(path), tmux.ShellQuote(alive), tmux.ShellQuote(tapeEndPath(path)))
 }
 
 // tapeEndPath is the file the pipe's command makes as it ends.
@@ -131,11 +140,6 @@ func (s *Service) holdTape(ctx context.Context, j *job, piped bool) (*tape, stri
 	if t != nil {
 		if t.hold() {
 			return t, ""
-		}
-		if t.worn() {
-			// Its pipe, still open, is tmcp's own: replaced by the new one.
-			s.closeTape(t)
-			piped = false
 		}
 	}
 	if piped {
@@ -178,12 +182,12 @@ func (t *tape) whyNot() string {
 
 // hold cuts the tape's file, so that it begins with what the pane writes
 // from now on, and keeps that for a job; false if the pipe closed, or
-// the tape is closing or worn.
+// the tape is closing.
 func (t *tape) hold() bool {
 	t.look()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.eof || t.failed != nil || t.closing || t.wornLocked() {
+	if t.eof || t.failed != nil || t.closing {
 		return false
 	}
 	if t.linger != nil {
@@ -193,16 +197,6 @@ func (t *tape) hold() bool {
 	t.held, t.replayed, t.over, t.read, t.punched = true, false, false, 0, 0
 	return t.failed == nil
 }
-
-// worn reports whether the tape carried so much that its pipe's command
-// may soon stop: the next job gets a new one.
-func (t *tape) worn() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.wornLocked() && !t.eof
-}
-
-func (t *tape) wornLocked() bool { return t.passed >= tapeWorn }
 
 // releaseTape lets a job's tape go: it stays open for tapeLinger, for
 // the pane's next job, unless its pipe closed.
@@ -245,7 +239,7 @@ func (s *Service) openTape(ctx context.Context, paneID string) (*tape, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making its file: %w", err)
 	}
-	if err := s.tc.PipePane(ctx, paneID, tapeCommand(path)); err != nil {
+	if err := s.tc.PipePane(ctx, paneID, tapeCommand(path, filepath.Join(dir, tapeAlive))); err != nil {
 		f.Close()
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("tmux's pipe-pane: %w", err)
@@ -279,30 +273,60 @@ func (s *Service) closeTapes() {
 // with its pid.
 const tapePrefix = "tmcp-tapes-"
 
-// tapeDir returns the Service's private directory for tapes, made once.
-// Those a killed tmcp left are removed then.
+// tapeDir returns the Service's private directory for tapes, made once
+// with the FIFO tapeAlive held open in it. Those a killed tmcp left are
+// removed then.
 func (s *Service) tapeDir() (string, error) {
 	s.tapesOnce.Do(func() {
 		removeDeadTapeDirs()
 		s.tapesDir, s.tapesErr = os.MkdirTemp("", tapePrefix+strconv.Itoa(os.Getpid())+"-")
+		if s.tapesErr != nil {
+			return
+		}
+		s.tapesAlive, s.tapesErr = holdAlive(filepath.Join(s.tapesDir, tapeAlive))
 	})
 	return s.tapesDir, s.tapesErr
 }
 
+// holdAlive makes the FIFO at path and holds it open, for reading and
+// writing so that the open does not wait for a reader. tmcp never writes
+// it: its readers see its end only once tmcp is gone.
+func holdAlive(path string) (*os.File, error) {
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		return nil, fmt.Errorf("making the FIFO %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the FIFO %s: %w", path, err)
+	}
+	return f, nil
+}
+
 // removeDeadTapeDirs removes the directories of tapes whose tmcp is gone.
+// A pipe's command that began after its tmcp died waits to open the FIFO
+// for a writer that will never come: opened and closed here, it ends that
+// wait, and the watch stops the copy.
 func removeDeadTapeDirs() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tapePrefix+"*-*"))
 	for _, dir := range dirs {
 		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(dir), tapePrefix), "-")
 		n, err := strconv.Atoi(pid)
-		if err == nil && n > 0 && syscall.Kill(n, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(dir)
+		if err != nil || n <= 0 || syscall.Kill(n, 0) != syscall.ESRCH {
+			continue
 		}
+		// Fails at once (ENXIO) where no watch waits.
+		if f, err := os.OpenFile(filepath.Join(dir, tapeAlive), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = f.Close()
+		}
+		_ = os.RemoveAll(dir)
 	}
 }
 
 // removeTapeDir removes the tapes' directory, once no tape is open.
 func (s *Service) removeTapeDir() {
+	if s.tapesAlive != nil {
+		_ = s.tapesAlive.Close()
+	}
 	if s.tapesDir != "" {
 		_ = os.RemoveAll(s.tapesDir)
 	}
@@ -374,15 +398,9 @@ func (t *tape) size() (int64, error) {
 // cut empties the file; the pipe's command appends from its new end.
 // t.mu is held.
 func (t *tape) cut() {
-	size, err := t.size()
-	if err == nil {
-		err = t.file.Truncate(0)
-	}
-	if err != nil {
+	if err := t.file.Truncate(0); err != nil {
 		t.failed, t.eof = fmt.Errorf("cutting it: %w", err), true
-		return
 	}
-	t.passed += size
 }
 
 func (t *tape) wake() {

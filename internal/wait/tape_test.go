@@ -187,18 +187,32 @@ func TestARunLeavesAPanesOwnPipeAlone(t *testing.T) {
 }
 
 // The pipe's command appends what it is given to its file, and makes the
-// end file once its input ends, whatever the file's name holds.
+// end file once its input ends, whatever the directory's name holds.
 func TestTapeCommandAppendsItsInputAndSaysWhenItEnded(t *testing.T) {
 	for _, name := range []string{"1", "it's a tape", `$(false) "x" \ #%`} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), name)
+			dir := filepath.Join(t.TempDir(), name)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			alive, err := holdAlive(filepath.Join(dir, tapeAlive))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer alive.Close()
+			path := filepath.Join(dir, "1")
 			if err := os.WriteFile(path, []byte("kept "), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command("sh", "-c", tapeCommand(path))
+			cmd := exec.Command("sh", "-c", tapeCommand(path, alive.Name()))
 			cmd.Stdin = strings.NewReader("piped\n")
+			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("the pipe's command: %v %s", err, out)
+			}
+			// Its watch of alive, which still has a writer, ends with it.
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("the pipe's command took %v to end once its input did", took)
 			}
 			if got, err := os.ReadFile(path); err != nil || string(got) != "kept piped\n" {
 				t.Errorf("the file holds %q (%v), want %q", got, err, "kept piped\n")
@@ -210,8 +224,58 @@ func TestTapeCommandAppendsItsInputAndSaysWhenItEnded(t *testing.T) {
 	}
 }
 
-// The tapes' directories of a tmcp that is gone are removed by the next;
-// a live one's are kept.
+// The pipe's command stops copying once the tmcp that holds its FIFO
+// open is gone, though tmux still holds the pipe open: what it copied
+// stays, and the end file says it ended.
+func TestTapeCommandStopsOnceItsTmcpIsGone(t *testing.T) {
+	dir := t.TempDir()
+	alive, err := holdAlive(filepath.Join(dir, tapeAlive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "1")
+	cmd := exec.Command("sh", "-c", tapeCommand(path, alive.Name()))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close() // as tmux's end of the pipe: open throughout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	if _, err := in.Write([]byte("before\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !tmuxtest.WaitFor(5*time.Second, func() bool {
+		b, _ := os.ReadFile(path)
+		return string(b) == "before\n"
+	}) {
+		t.Fatal("the pipe's command never copied its input")
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("the pipe's command ended (%v) while its tmcp and its input were there", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	alive.Close() // its only writer: as tmcp's death closes it
+	select {
+	case <-ended:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the pipe's command still copies 3 s after its tmcp went")
+	}
+	if _, err := os.Stat(tapeEndPath(path)); err != nil {
+		t.Errorf("no end file once the pipe's command stopped: %v", err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "before\n" {
+		t.Errorf("the file holds %q (%v), want what came before", b, err)
+	}
+}
+
+// The tapes' directories of a tmcp that is gone are removed by the next,
+// and a pipe's command that began after that tmcp died, whose watch waits
+// for a writer of the FIFO, ends; a live tmcp's are kept.
 func TestADeadTmcpsTapesAreRemovedAndALiveOnesKept(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -229,9 +293,29 @@ func TestADeadTmcpsTapesAreRemovedAndALiveOnesKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := syscall.Mkfifo(filepath.Join(dead, tapeAlive), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	late := exec.Command("sh", "-c", tapeCommand(filepath.Join(dead, "1"), filepath.Join(dead, tapeAlive)))
+	in, err := late.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close() // tmux's end of the pipe: open throughout
+	if err := late.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- late.Wait() }()
+	time.Sleep(100 * time.Millisecond) // its watch now waits to open the FIFO
 	removeDeadTapeDirs()
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Errorf("the directory of a tmcp that is gone is still there (%v)", err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(3 * time.Second):
+		t.Error("a pipe's command of the tmcp that is gone still copies 3 s after the next removed its tapes")
 	}
 	if _, err := os.Stat(filepath.Join(live, "1")); err != nil {
 		t.Errorf("the directory of a live tmcp was touched: %v", err)
@@ -300,18 +384,16 @@ func TestATapeCutsWhatNoJobWillRead(t *testing.T) {
 	tp := releasedTape(t, f.s, "%0")
 	const n = 400000 // 2.7 MB, well past tapeIdle
 	printInPane(t, f, n)
-	var size, passed int64
+	var size int64
 	if !tmuxtest.WaitFor(2*time.Second, func() bool {
 		fi, err := os.Stat(tp.path)
 		if err != nil {
 			t.Fatalf("the tape's file: %v", err)
 		}
-		tp.mu.Lock()
-		size, passed = fi.Size(), tp.passed
-		tp.mu.Unlock()
-		return size <= tapeIdle && size+passed >= seqBytes(n)
+		size = fi.Size()
+		return size <= tapeIdle
 	}) {
-		t.Errorf("the idle tape holds %d bytes and let %d go; want at most %d held, and with what went at least the %d the pane printed", size, passed, tapeIdle, seqBytes(n))
+		t.Errorf("the idle tape holds %d bytes of the %d the pane printed; want at most %d", size, seqBytes(n), tapeIdle)
 	}
 }
 
@@ -366,41 +448,5 @@ func TestATapeGivesBackToTheDiskWhatItsJobRead(t *testing.T) {
 	}
 	if onDisk := st.Blocks * 512; onDisk >= tapeChunk {
 		t.Errorf("the file of %d bytes, all read, still takes %d bytes of disk; want under %d", st.Size, onDisk, tapeChunk)
-	}
-}
-
-// A tape that carried tapeWorn bytes is replaced for the next job before
-// its pipe's command reaches its own limit: the old pipe and file go, and
-// the job gets a new tape that works.
-func TestAWornTapeIsReplacedForTheNextJob(t *testing.T) {
-	f := newFixture(t)
-	f.s.noTapes = false
-	if r := f.run("true", 10*time.Second); status(r) != "0" {
-		t.Fatalf("the run: %+v", r)
-	}
-	worn := releasedTape(t, f.s, "%0")
-	// As if 512 MiB had passed: writing them would take the test minutes.
-	worn.mu.Lock()
-	worn.passed = tapeWorn
-	worn.mu.Unlock()
-	r := f.run("seq 1 300 | sed s/^/line-/", 10*time.Second)
-	if status(r) != "0" || r.TotalLines != 300 {
-		t.Fatalf("the run after the tape wore: status %s, %d lines; want 0 and 300", status(r), r.TotalLines)
-	}
-	fresh := paneTape(f.s, "%0")
-	switch {
-	case fresh == nil:
-		t.Fatal("the job after the worn tape got none")
-	case fresh == worn || fresh.path == worn.path:
-		t.Fatalf("the worn tape %s was held again", worn.path)
-	}
-	if _, err := os.Stat(worn.path); !os.IsNotExist(err) {
-		t.Errorf("the worn tape's file is still there (%v)", err)
-	}
-	if fresh.ended() {
-		t.Errorf("the new tape's pipe is closed: %s", fresh.whyNot())
-	}
-	if piped := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", "%0", "#{pane_pipe}")); piped != "1" {
-		t.Errorf("no pipe on the pane after the worn tape was replaced: pane_pipe %q", piped)
 	}
 }
