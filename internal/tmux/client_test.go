@@ -506,3 +506,51 @@ func TestACommandSentToAClientThatEndedFailsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Before a control client is closed, quiet pauses on it the output of
+// every pane of its session, and returns once tmux has: the flooding
+// pane's output stops reaching the client, so none is queued for it as it
+// exits (tmux 3.3a exits when an exiting client has some queued for a pane
+// that goes on writing).
+func TestQuietPausesEveryPaneOfTheClientsSession(t *testing.T) {
+	srv := tmuxtest.New(t)
+	flood := strings.TrimSpace(srv.Must("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "sh", "-c", "yes flood"))
+	l := &Launcher{Binary: "tmux", SocketPath: srv.Socket}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	paused := map[string]bool{}
+	outputs := 0
+	cc, err := startControl(ctx, l, &attachGate{}, new(atomic.Int64), "main", outputClientFlags, func(ev OutputEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case ev.Paused:
+			paused[ev.Pane] = true
+		case ev.Pane == flood && len(ev.Data) > 0:
+			outputs++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.close()
+	if !tmuxtest.WaitFor(3*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return outputs > 0 }) {
+		t.Fatal("the flooding pane's output never reached the client")
+	}
+	cc.quiet()
+	mu.Lock()
+	before := outputs
+	all := paused["%0"] && paused[flood]
+	mu.Unlock()
+	if !all {
+		t.Fatalf("after quiet, the panes paused on the client are %v; want %%0 and %s", paused, flood)
+	}
+	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	after := outputs
+	mu.Unlock()
+	if after != before {
+		t.Errorf("the flooding pane's output went on reaching the quieted client: %d pieces, then %d", before, after)
+	}
+}

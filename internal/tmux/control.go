@@ -474,7 +474,10 @@ func (c *controlClient) close() {
 			attached := false
 			select {
 			case <-c.ready:
-				attached = !c.ended.Load() && c.gate.enter(context.Background(), false) == nil
+				if !c.ended.Load() {
+					c.quiet()
+					attached = c.gate.enter(context.Background(), false) == nil
+				}
 			default:
 			}
 			c.stdin.Close()
@@ -494,6 +497,31 @@ func (c *controlClient) close() {
 			}
 		}()
 	})
+}
+
+// quietBound bounds quiet: a client that does not answer soon is closed
+// as it is.
+const quietBound = 500 * time.Millisecond
+
+// quiet pauses the output of every pane of the client's session to the
+// client, and waits until tmux has done so. tmux 3.3a exits ("fatal: not
+// enough data", control_write_pending) when a control client that still
+// has a pane's output queued is told to exit while the pane writes: the
+// exiting client skips the pane's new output, which moves its offset past
+// the queued block, and the block's next write finds nothing. A paused
+// pane has its queued output discarded first.
+func (c *controlClient) quiet() {
+	ctx, cancel := context.WithTimeout(context.Background(), quietBound)
+	defer cancel()
+	panes, err := c.run(ctx, []string{"list-panes", "-s", "-F", "#{pane_id}"})
+	if err != nil || len(panes) == 0 {
+		return
+	}
+	args := []string{"refresh-client"}
+	for _, p := range panes {
+		args = append(args, "-A", p+":"+paneMute)
+	}
+	_, _ = c.run(ctx, args)
 }
 
 // wait blocks until the client's process has been reaped or d has passed.
