@@ -373,7 +373,7 @@ func (c *Client) close() {
 	}
 	answering := len(clients) > 0
 	for _, cc := range clients {
-		cc.wait(closeGrace + processWaitDelay)
+		cc.wait(quietBound + closeGrace + processWaitDelay)
 		answering = answering && !cc.killed.Load()
 	}
 	if answering {

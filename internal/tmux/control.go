@@ -499,9 +499,9 @@ func (c *controlClient) close() {
 	})
 }
 
-// quietBound bounds quiet: a client that does not answer soon is closed
-// as it is.
-const quietBound = 500 * time.Millisecond
+// quietBound bounds quiet: a client that does not answer soon (tmux
+// stopped or swamped) is closed as it is, so that tmcp still exits at once.
+const quietBound = 150 * time.Millisecond
 
 // quiet pauses the output of every pane of the client's session to the
 // client, and waits until tmux has done so. tmux 3.3a exits ("fatal: not
