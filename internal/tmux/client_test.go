@@ -539,13 +539,23 @@ func TestQuietPausesEveryPaneOfTheClientsSession(t *testing.T) {
 		t.Fatal("the flooding pane's output never reached the client")
 	}
 	cc.quiet()
+	// tmux has paused them once quiet returns; its %pause lines, which
+	// came in the reply, reach the client's reader just after.
+	var names []string
+	if !tmuxtest.WaitFor(2*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		names = names[:0]
+		for p := range paused {
+			names = append(names, p)
+		}
+		return paused["%0"] && paused[flood]
+	}) {
+		t.Fatalf("after quiet, the panes paused on the client are %v; want %%0 and %s", names, flood)
+	}
 	mu.Lock()
 	before := outputs
-	all := paused["%0"] && paused[flood]
 	mu.Unlock()
-	if !all {
-		t.Fatalf("after quiet, the panes paused on the client are %v; want %%0 and %s", paused, flood)
-	}
 	time.Sleep(300 * time.Millisecond)
 	mu.Lock()
 	after := outputs
