@@ -59,7 +59,7 @@ func TestGetJobFollowsAJobOfAKilledTmcpToItsEnd(t *testing.T) {
 			job := replyFields[jobOut](t, "run_command", first.call("run_command", map[string]any{"paneId": pane,
 				"command": "echo before; sleep 2; echo after; (exit 3)", "detach": true}))
 			waitScreen(t, srv, pane, "the line before the sleep", func(rows []string) bool { return hasLine(rows, "before") })
-			killTMCP(t, first)
+			killTMCPAndItsClients(t, first)
 
 			second := startTMCP(t, srv, "")
 			res := second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 15})
@@ -88,7 +88,7 @@ func TestGetJobReportsAJobThatEndedWhileNoTmcpRan(t *testing.T) {
 	pane := shellPane(t, srv)
 	first := startTMCP(t, srv, "")
 	job := detachAfterHelper(t, first, srv, pane, "sleep 1; printf 'one\\ntwo\\n'; (exit 4)")
-	killTMCP(t, first)
+	killTMCPAndItsClients(t, first)
 	// The job ends with no tmcp running: its shell leaves the status in
 	// the pane's end file, with no tmux process of its own.
 	ends := endFile(srv, pane)
@@ -116,7 +116,7 @@ func TestGetJobReportsAJobThatEndedWhileNoTmcpRan(t *testing.T) {
 	}
 
 	// A third tmcp reads the end the second one wrote.
-	killTMCP(t, second)
+	killTMCPAndItsClients(t, second)
 	third := startTMCP(t, srv, "")
 	r = replyFields[jobOut](t, "get_job", third.call("get_job", map[string]any{"jobId": job.JobID}))
 	if !r.Finished || status(r.ExitStatus) != "4" {
@@ -142,7 +142,7 @@ func TestGetJobReportsAJobThatEndedUnrecordedWhileNoTmcpRan(t *testing.T) {
 			pane := shellPaneRunning(t, srv, tc.command)
 			first := startTMCP(t, srv, "")
 			job := detachAfterHelper(t, first, srv, pane, "echo before; sleep 1; echo after")
-			killTMCP(t, first)
+			killTMCPAndItsClients(t, first)
 			if err := os.RemoveAll(filepath.Dir(endFile(srv, pane))); err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func TestGetJobSaysWhenTheJobsPaneIsGone(t *testing.T) {
 			if tc.ended && (!job.Finished || status(job.ExitStatus) != "0") {
 				t.Fatalf("run_command %q: finished %v status %s (%s)", tc.command, job.Finished, status(job.ExitStatus), job.Reason)
 			}
-			killTMCP(t, first)
+			killTMCPAndItsClients(t, first)
 			tmuxOne(srv, "kill-pane", "-t", pane)
 
 			second := startTMCP(t, srv, "")
@@ -239,7 +239,7 @@ func TestACursorReadsOnAfterTmcpRestarts(t *testing.T) {
 	tmuxOne(srv, "send-keys", "-t", pane, "Enter")
 	waitScreen(t, srv, pane, "two", func(rows []string) bool { return hasLine(rows, "two") })
 	read, _ := first.since(map[string]any{"cursor": start.Cursor})
-	killTMCP(t, first)
+	killTMCPAndItsClients(t, first)
 
 	tmuxOne(srv, "send-keys", "-t", pane, "-l", "printf 'three\\nfour\\n'")
 	tmuxOne(srv, "send-keys", "-t", pane, "Enter")
@@ -265,7 +265,7 @@ func TestACursorReadsOnAfterTmcpRestarts(t *testing.T) {
 	tmuxOne(srv, "send-keys", "-t", pane, "Enter")
 	waitPrompt(t, srv, pane)
 	tmuxOne(srv, "clear-history", "-t", pane)
-	killTMCP(t, second)
+	killTMCPAndItsClients(t, second)
 	third := startTMCP(t, srv, "")
 	if r := replyFields[sinceOut](t, "capture_since", third.call("capture_since", map[string]any{"cursor": read.Cursor})); !r.Reset || !strings.Contains(r.Reason, "no longer holds") {
 		t.Fatalf("capture_since with a cursor whose line is gone: reset %v reason %q; want a reset that says the history lost it", r.Reset, r.Reason)
@@ -288,7 +288,7 @@ func TestGetJobOfACommandTypedAloneAfterTmcpRestarts(t *testing.T) {
 	waitScreen(t, srv, pane, "the command alone, and the line before the sleep", func(rows []string) bool {
 		return hasLine(rows, "$ "+running) && hasLine(rows, "before")
 	})
-	killTMCP(t, first)
+	killTMCPAndItsClients(t, first)
 
 	second := startTMCP(t, srv, "")
 	res := second.call("get_job", map[string]any{"jobId": job.JobID, "timeoutSeconds": 15})
@@ -302,7 +302,7 @@ func TestGetJobOfACommandTypedAloneAfterTmcpRestarts(t *testing.T) {
 	const ends = "sleep 1; echo one; sh -c 'exit 4'"
 	job = replyFields[jobOut](t, "run_command", second.call("run_command", map[string]any{"paneId": pane, "command": ends, "detach": true}))
 	waitScreen(t, srv, pane, "the command alone", func(rows []string) bool { return hasLine(rows, "$ "+ends) })
-	killTMCP(t, second)
+	killTMCPAndItsClients(t, second)
 	waitScreen(t, srv, pane, "its output and the next prompt", func(rows []string) bool {
 		return len(rows) > 1 && rows[len(rows)-2] == "one" && strings.TrimSpace(rows[len(rows)-1]) == "$"
 	})

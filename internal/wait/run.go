@@ -509,7 +509,20 @@ func (s *Service) typeStep(ctx context.Context, j *job, st step) error {
 	if err := s.hold(ctx, st.name); err != nil {
 		return err
 	}
-	if err := s.typeLine(ctx, j.paneID, j.family, st); err != nil {
+	if err := ctx.Err(); err != nil {
+		return errors.Join(err, tmux.ErrNotSent) // nothing of the line is typed
+	}
+	// Once its keys are handed to tmux, tmux types them whether or not
+	// anyone waits for its answer: the call ending now (its client closed
+	// stdin) must not make tmcp take a typed line for one that never went.
+	// The call's deadline still bounds the wait.
+	lctx := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithDeadline(lctx, d)
+		defer cancel()
+	}
+	if err := s.typeLine(lctx, j.paneID, j.family, st); err != nil {
 		return err
 	}
 	j.mu.Lock()
