@@ -1165,6 +1165,11 @@ func TestWaitForTextReportsAPaneThatDies(t *testing.T) {
 	pane := newShellWindow(t, f.srv)
 
 	ch := f.begin("wait_for_text", map[string]any{"paneId": pane, "patterns": []string{"never printed"}, "timeoutSeconds": 20})
+	// begin cannot tell this wait underway: the session's output client
+	// may be there already, for the fixture's pane. A pane killed before
+	// tmcp looked it up is rightly "not found" (seen once in CI); the
+	// wait has long begun 300 ms on.
+	time.Sleep(300 * time.Millisecond)
 	f.srv.Must("kill-pane", "-t", pane)
 	killed := time.Now()
 	res := awaitCall(t, "wait_for_text", ch)
