@@ -3,6 +3,7 @@ package wait
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,9 +77,7 @@ func TestARunWhoseStreamTmuxPausesKeepsEveryLineFromItsTape(t *testing.T) {
 			var first *tape
 			for n := range tc.runs {
 				r := pausedRun(t, f, paneID, printing, tc.dies)
-				f.s.tapesMu.Lock()
-				now := f.s.tapes[paneID]
-				f.s.tapesMu.Unlock()
+				now := paneTape(f.s, paneID)
 				if n == 0 {
 					first = now
 				} else if now != first || now == nil {
@@ -168,10 +167,7 @@ func TestARunLeavesAPanesOwnPipeAlone(t *testing.T) {
 	if status(r) != "0" || r.TotalLines != 300 {
 		t.Fatalf("the run: status %s, %d lines; want 0 and 300", status(r), r.TotalLines)
 	}
-	f.s.tapesMu.Lock()
-	tp := f.s.tapes["%0"]
-	f.s.tapesMu.Unlock()
-	if tp != nil {
+	if tp := paneTape(f.s, "%0"); tp != nil {
 		t.Errorf("the pane with its own pipe was given a tape")
 	}
 	if piped := strings.TrimSpace(f.srv.Must("display-message", "-p", "-t", "%0", "#{pane_pipe}")); piped != "1" {
@@ -224,6 +220,25 @@ func TestTapeCommandAppendsItsInputAndSaysWhenItEnded(t *testing.T) {
 	}
 }
 
+// startTapeCommand starts the pipe's command of a tape at path watching
+// the FIFO alive, its input held open as tmux holds a pipe, and returns
+// that input and the command's end.
+func startTapeCommand(t *testing.T, path, alive string) (io.WriteCloser, <-chan error) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", tapeCommand(path, alive))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close() })
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	return in, ended
+}
+
 // The pipe's command stops copying once the tmcp that holds its FIFO
 // open is gone, though tmux still holds the pipe open: what it copied
 // stays, and the end file says it ended.
@@ -234,17 +249,7 @@ func TestTapeCommandStopsOnceItsTmcpIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "1")
-	cmd := exec.Command("sh", "-c", tapeCommand(path, alive.Name()))
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close() // as tmux's end of the pipe: open throughout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ended := make(chan error, 1)
-	go func() { ended <- cmd.Wait() }()
+	in, ended := startTapeCommand(t, path, alive.Name())
 	if _, err := in.Write([]byte("before\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -296,17 +301,7 @@ func TestADeadTmcpsTapesAreRemovedAndALiveOnesKept(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dead, tapeAlive), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	late := exec.Command("sh", "-c", tapeCommand(filepath.Join(dead, "1"), filepath.Join(dead, tapeAlive)))
-	in, err := late.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close() // tmux's end of the pipe: open throughout
-	if err := late.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ended := make(chan error, 1)
-	go func() { ended <- late.Wait() }()
+	_, ended := startTapeCommand(t, filepath.Join(dead, "1"), filepath.Join(dead, tapeAlive))
 	time.Sleep(100 * time.Millisecond) // its watch now waits to open the FIFO
 	removeDeadTapeDirs()
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
